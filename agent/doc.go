@@ -1,0 +1,35 @@
+// Package agent is what an agent imports to take part in evosignal: a
+// publisher that sends its planning events (CloudEvents v1, see
+// schema/README.md) to NATS JetStream, and session helpers that number and
+// type them.
+//
+// A minimal agent:
+//
+//	nc, _ := nats.Connect(url)
+//	js, _ := jetstream.New(nc)
+//	pub, _ := agent.NewPublisher(js, agent.PublisherConfig{})
+//	defer pub.Close(ctx)
+//	s := agent.NewSession(pub, "skilllite/host-a/worker-3", "")
+//	s.Started(ctx, agent.SessionStarted{Goal: "…", Agent: "skilllite", …})
+//	…
+//	s.Ended(ctx, agent.SessionEnded{Outcome: agent.OutcomeSuccess, …})
+//
+// The package never logs; delivery failures come back as *DeliveryError from
+// Flush and Close, and to PublisherConfig.OnError as they happen.
+package agent
+
+import "github.com/evosignal/evosignal/internal/events"
+
+// The wire types of the v1 contract, re-exported for agents.
+type (
+	Event          = events.Event
+	Task           = events.Task
+	SessionStarted = events.SessionStartedData
+	PlanCreated    = events.PlanCreatedData
+	HintStripped   = events.HintStrippedData
+	PlanUpdated    = events.PlanUpdatedData
+	ToolCalled     = events.ToolCalledData
+	TaskCompleted  = events.TaskCompletedData
+	DepthLimit     = events.DepthLimitReachedData
+	SessionEnded   = events.SessionEndedData
+)

@@ -1,0 +1,264 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/internal/events"
+)
+
+// Sink receives an agent's events: a Publisher, or a JSONLWriter.
+type Sink interface {
+	Send(ctx context.Context, e *events.Event) error
+}
+
+// PublisherConfig tunes a Publisher. The zero value is usable.
+type PublisherConfig struct {
+	// Prefix of the subjects: events go to <Prefix>.<agent>, where agent is
+	// the first path segment of the event's source. Default "evo".
+	Prefix string
+	// MaxInFlight bounds the events sent and not yet acknowledged by
+	// JetStream; Send blocks (back-pressure) while it is reached. Default
+	// 1024; keep it at or below the JetStream context's async max pending
+	// (jetstream.WithPublishAsyncMaxPending, 4000 unless set).
+	MaxInFlight int
+	// AckTimeout is how long to wait for JetStream's acknowledgement before
+	// sending again. Default 5s.
+	AckTimeout time.Duration
+	// Retries is how many times an event is sent again after a timeout or
+	// when no server answered. Re-sends carry the same Nats-Msg-Id, so
+	// JetStream (and the ingester, after the window) drops the copies.
+	// Default 5.
+	Retries int
+	// OnError, if set, is called (from the publisher's goroutine) for each
+	// event that could not be delivered, as it happens.
+	OnError func(*DeliveryError)
+}
+
+func (c *PublisherConfig) defaults() {
+	if c.Prefix == "" {
+		c.Prefix = "evo"
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 1024
+	}
+	if c.AckTimeout <= 0 {
+		c.AckTimeout = 5 * time.Second
+	}
+	if c.Retries < 0 {
+		c.Retries = 0
+	} else if c.Retries == 0 {
+		c.Retries = 5
+	}
+}
+
+// DeliveryError says which event JetStream did not take, and why.
+type DeliveryError struct {
+	ID      string
+	Source  string
+	Subject string
+	Tries   int
+	Err     error
+}
+
+func (e *DeliveryError) Error() string {
+	return fmt.Sprintf("event %s from %s on %s not delivered after %d tries: %v", e.ID, e.Source, e.Subject, e.Tries, e.Err)
+}
+
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// ErrClosed is returned by Send after Close.
+var ErrClosed = errors.New("publisher closed")
+
+// Publisher sends events to JetStream asynchronously with a bounded number in
+// flight, re-sends on timeouts, and reports every event it could not deliver.
+type Publisher struct {
+	js  jetstream.JetStream
+	cfg PublisherConfig
+
+	slots   chan struct{}  // one per event in flight
+	pending chan *inflight // in send order, to the collector
+	done    chan struct{}  // collector exited
+
+	sending sync.WaitGroup // Sends between their closed check and handing over to collect
+
+	mu     sync.Mutex
+	closed bool
+	errs   []error
+	idle   *sync.Cond // signalled when in-flight drops to zero
+	count  int        // events in flight
+}
+
+type inflight struct {
+	msg    *nats.Msg
+	id     string
+	source string
+	fut    jetstream.PubAckFuture
+	err    error // send error, when the message never left
+	tries  int
+}
+
+// NewPublisher returns a publisher on js. Close it to wait for the events in
+// flight and stop its goroutine.
+func NewPublisher(js jetstream.JetStream, cfg PublisherConfig) (*Publisher, error) {
+	if js == nil {
+		return nil, errors.New("new publisher: nil JetStream")
+	}
+	cfg.defaults()
+	p := &Publisher{
+		js:      js,
+		cfg:     cfg,
+		slots:   make(chan struct{}, cfg.MaxInFlight),
+		pending: make(chan *inflight, cfg.MaxInFlight),
+		done:    make(chan struct{}),
+	}
+	p.idle = sync.NewCond(&p.mu)
+	go p.collect()
+	return p, nil
+}
+
+// Subject is where p sends the events of source.
+func (p *Publisher) Subject(source string) string {
+	return p.cfg.Prefix + "." + events.AgentOf(source)
+}
+
+// Send publishes e without waiting for its acknowledgement. It blocks while
+// MaxInFlight events are unacknowledged, until ctx is done.
+func (p *Publisher) Send(ctx context.Context, e *events.Event) error {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode event %s: %w", e.ID, err)
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("send event %s: %w", e.ID, ctx.Err())
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return ErrClosed
+	}
+	p.count++
+	p.sending.Add(1)
+	p.mu.Unlock()
+	defer p.sending.Done()
+	msg := nats.NewMsg(p.Subject(e.Source))
+	msg.Data = body
+	msg.Header.Set(jetstream.MsgIDHeader, e.ID)
+	f := &inflight{msg: msg, id: e.ID, source: e.Source}
+	p.publish(f)
+	p.pending <- f
+	return nil
+}
+
+func (p *Publisher) publish(f *inflight) {
+	f.tries++
+	f.fut, f.err = p.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(f.id))
+}
+
+// collect waits for the acknowledgements in send order, re-sends what timed
+// out, and records what could not be delivered.
+func (p *Publisher) collect() {
+	defer close(p.done)
+	timer := time.NewTimer(p.cfg.AckTimeout)
+	defer timer.Stop()
+	for f := range p.pending {
+		for {
+			err := f.err
+			if err == nil {
+				timer.Reset(p.cfg.AckTimeout)
+				select {
+				case <-f.fut.Ok():
+				case err = <-f.fut.Err():
+				case <-timer.C:
+					err = nats.ErrTimeout
+				}
+			}
+			if err == nil {
+				break
+			}
+			if retryable(err) && f.tries <= p.cfg.Retries {
+				time.Sleep(backoff(f.tries))
+				p.publish(f)
+				continue
+			}
+			p.fail(&DeliveryError{ID: f.id, Source: f.source, Subject: f.msg.Subject, Tries: f.tries, Err: err})
+			break
+		}
+		<-p.slots
+		p.mu.Lock()
+		p.count--
+		if p.count == 0 {
+			p.idle.Broadcast()
+		}
+		p.mu.Unlock()
+	}
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
+		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded)
+}
+
+func backoff(try int) time.Duration {
+	return min(time.Duration(try)*100*time.Millisecond, 2*time.Second)
+}
+
+func (p *Publisher) fail(e *DeliveryError) {
+	if p.cfg.OnError != nil {
+		p.cfg.OnError(e)
+	}
+	p.mu.Lock()
+	p.errs = append(p.errs, e)
+	p.mu.Unlock()
+}
+
+// Flush waits until every event sent so far is acknowledged or given up on,
+// and returns (and forgets) the delivery errors since the last Flush.
+func (p *Publisher) Flush(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.idle.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.count > 0 && ctx.Err() == nil {
+		p.idle.Wait()
+	}
+	errs := p.errs
+	p.errs = nil
+	if ctx.Err() != nil {
+		errs = append(errs, fmt.Errorf("flush: %d events still in flight: %w", p.count, ctx.Err()))
+	}
+	return errors.Join(errs...)
+}
+
+// Close flushes, then stops the publisher. Send fails with ErrClosed after.
+func (p *Publisher) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	err := p.Flush(ctx)
+	p.sending.Wait()
+	close(p.pending)
+	<-p.done
+	return err
+}
+
+var _ Sink = (*Publisher)(nil)

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+const usage = `Usage: ingest [flags]
+
+Moves agent events (CloudEvents v1, see schema/README.md) from NATS JetStream
+into a DuckDB file: the event log, typed tables, dead letters. Every event is
+stored exactly once; bad input is dead-lettered with its reason.
+
+  ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
+  ingest -nats nats://host:4222   an existing server or cluster
+  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit
+  ingest -rebuild                 derive the typed tables again from the event log and exit
+
+Flags:
+`
+
+type options struct {
+	db, file, natsURL, listen, storeDir, httpAddr string
+	conn                                           bus.ConnConfig
+	stream                                         bus.StreamConfig
+	cfg                                            ingest.Config
+	rebuild                                        bool
+	logLevel, logFormat                            string
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{stream: bus.DefaultStream(), cfg: ingest.DefaultConfig()}
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
+	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
+	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables from the events table, then exit")
+	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
+	fs.StringVar(&o.conn.User, "user", "", "NATS user (with -password)")
+	fs.StringVar(&o.conn.Password, "password", "", "NATS password")
+	fs.StringVar(&o.conn.Token, "token", "", "NATS auth token")
+	fs.StringVar(&o.conn.CredsFile, "creds", "", "NATS credentials `file` (JWT + NKey)")
+	fs.StringVar(&o.conn.NKeyFile, "nkey", "", "NATS NKey seed `file`")
+	fs.StringVar(&o.conn.TLSCert, "tls-cert", "", "client certificate `file` for TLS (with -tls-key)")
+	fs.StringVar(&o.conn.TLSKey, "tls-key", "", "client key `file` for TLS")
+	fs.StringVar(&o.conn.TLSCA, "tls-ca", "", "CA `file` to verify the server")
+	fs.StringVar(&o.listen, "listen", bus.DefaultListen, "embedded server: client `address` (host:port; port 0 picks one)")
+	fs.StringVar(&o.storeDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
+	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name`")
+	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: agents publish on <prefix>.<agent>[.…]")
+	fs.DurationVar(&o.stream.MaxAge, "max-age", o.stream.MaxAge, "stream retention: drop messages older than this (0 = no limit)")
+	fs.Int64Var(&o.stream.MaxBytes, "max-bytes", o.stream.MaxBytes, "stream retention: size limit in bytes (-1 = none)")
+	fs.DurationVar(&o.stream.Duplicates, "dup-window", o.stream.Duplicates, "JetStream duplicate window for Nats-Msg-Id (later re-sends are still skipped by the ingester)")
+	fs.IntVar(&o.stream.Replicas, "replicas", o.stream.Replicas, "stream replicas (3 or 5 on a cluster)")
+	fs.StringVar(&o.cfg.Durable, "consumer", o.cfg.Durable, "durable consumer `name` (one per database)")
+	fs.IntVar(&o.cfg.BatchSize, "batch", o.cfg.BatchSize, "messages per transaction at most")
+	fs.DurationVar(&o.cfg.FlushInterval, "flush", o.cfg.FlushInterval, "commit a partial batch this long after its first message")
+	fs.IntVar(&o.cfg.MaxEventBytes, "max-event-bytes", o.cfg.MaxEventBytes, "dead-letter events larger than this")
+	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
+	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
+	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, flag.ErrHelp
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ingest: unexpected arguments %q\n", fs.Args())
+		return nil, errUsage
+	}
+	o.cfg.Stream, o.cfg.Prefix = o.stream.Name, o.stream.Prefix
+	o.conn.URL, o.conn.Name = o.natsURL, "evosignal-ingest"
+	if o.storeDir == "" {
+		o.storeDir = strings.TrimSuffix(o.db, filepath.Ext(o.db)) + ".jetstream"
+	}
+	var errs []error
+	if o.file != "" && o.rebuild {
+		errs = append(errs, errors.New("-file and -rebuild exclude each other"))
+	}
+	errs = append(errs, o.cfg.Validate())
+	if o.file == "" && !o.rebuild {
+		errs = append(errs, o.stream.Validate())
+		if o.natsURL != "" {
+			errs = append(errs, o.conn.Validate())
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(stderr, "ingest: %v\n", err)
+		return nil, errUsage
+	}
+	return o, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: %w", level, err)
+	}
+	hopts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, fmt.Errorf("-log-format %q: want text or json", format)
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(stderr, o.logLevel, o.logFormat)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, o.db)
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return fmt.Errorf("%w\n(only one process can write %s; stop the other ingester, or read through it)", err, o.db)
+		}
+		return err
+	}
+	defer st.Close()
+	in, err := ingest.New(o.cfg, st, log)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.rebuild:
+		t0 := time.Now()
+		if err := st.Rebuild(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rebuilt the typed tables of %s from the event log in %s\n", o.db, time.Since(t0).Round(time.Millisecond))
+		return nil
+	case o.file != "":
+		return loadFile(ctx, in, o.file, stdin, stdout)
+	}
+	if o.httpAddr != "" {
+		stopHTTP, err := serveHTTP(o.httpAddr, in.Handler(), log)
+		if err != nil {
+			return err
+		}
+		defer stopHTTP()
+	}
+	return runNATS(ctx, o, in, log)
+}
+
+func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Reader, stdout io.Writer) error {
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r = f
+	}
+	t0 := time.Now()
+	res, err := in.LoadFile(ctx, r, name)
+	fmt.Fprintf(stdout, "%s: accepted %d, duplicates %d, dead-lettered %d (%s)\n",
+		name, res.Accepted, res.Duplicates, res.DeadLetters, time.Since(t0).Round(time.Millisecond))
+	return err
+}
+
+func runNATS(ctx context.Context, o *options, in *ingest.Ingester, log *slog.Logger) error {
+	conn := o.conn
+	if o.natsURL == "" {
+		srv, err := bus.StartServer(bus.ServerConfig{Listen: o.listen, StoreDir: o.storeDir}, log)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		log.Info("embedded nats-server ready", "url", srv.ClientURL(), "store", o.storeDir)
+		conn.InProcess = srv.NATS()
+	}
+	nc, err := bus.Connect(conn, log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	if _, err := bus.EnsureStream(ctx, js, o.stream); err != nil {
+		return err
+	}
+	runErr := in.Run(ctx, js)
+	// Send the last acks before closing.
+	if err := nc.FlushTimeout(5 * time.Second); err != nil {
+		log.Warn("flush acks", "err", err)
+	}
+	s := in.Stats().Snapshot()
+	log.Info("stopped", "messages", s.Messages, "accepted", s.Accepted, "duplicates", s.Duplicates,
+		"dead_letters", s.DeadLetters, "last_seq", s.LastSeq)
+	return runErr
+}
+
+func serveHTTP(addr string, h http.Handler, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-http %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "err", err)
+		}
+	}()
+	log.Info("serving /metrics and /healthz", "addr", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	}, nil
+}

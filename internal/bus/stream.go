@@ -1,0 +1,175 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// StreamConfig is the JetStream stream that holds the event log.
+type StreamConfig struct {
+	Name       string        // stream name
+	Prefix     string        // subject prefix: the stream captures Prefix.>
+	MaxAge     time.Duration // 0 keeps messages until another limit removes them
+	MaxBytes   int64         // -1 for no limit
+	MaxMsgSize int32         // largest message stored; -1 for the server's limit
+	Duplicates time.Duration // window in which Nats-Msg-Id duplicates are dropped
+	Replicas   int           // 1, or 3/5 on a cluster
+}
+
+// DefaultStream returns the defaults: stream EVO on evo.>, thirty days, a
+// two-minute duplicate window (JetStream's default; older re-sends are caught
+// by the ingester), one replica.
+func DefaultStream() StreamConfig {
+	return StreamConfig{
+		Name:       "EVO",
+		Prefix:     "evo",
+		MaxAge:     30 * 24 * time.Hour,
+		MaxBytes:   -1,
+		MaxMsgSize: -1,
+		Duplicates: 2 * time.Minute,
+		Replicas:   1,
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c StreamConfig) Validate() error {
+	var errs []error
+	if c.Name == "" || strings.ContainsAny(c.Name, ". *>\t\n") {
+		errs = append(errs, fmt.Errorf("stream name %q must be non-empty without '.', '*', '>' or spaces", c.Name))
+	}
+	if err := validPrefix(c.Prefix); err != nil {
+		errs = append(errs, err)
+	}
+	if c.MaxAge < 0 {
+		errs = append(errs, fmt.Errorf("stream max age %s is negative", c.MaxAge))
+	}
+	if c.Duplicates <= 0 {
+		errs = append(errs, fmt.Errorf("duplicate window %s must be positive", c.Duplicates))
+	}
+	if c.MaxAge > 0 && c.Duplicates > c.MaxAge {
+		errs = append(errs, fmt.Errorf("duplicate window %s is longer than max age %s", c.Duplicates, c.MaxAge))
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("replicas %d must be 1 to 5", c.Replicas))
+	}
+	return errors.Join(errs...)
+}
+
+func validPrefix(p string) error {
+	if p == "" {
+		return errors.New("subject prefix is empty")
+	}
+	for _, tok := range strings.Split(p, ".") {
+		if tok == "" || strings.ContainsAny(tok, "*> \t\n") {
+			return fmt.Errorf("subject prefix %q is not a literal subject", p)
+		}
+	}
+	return nil
+}
+
+// Filter is the subject filter capturing every agent's events.
+func (c StreamConfig) Filter() string { return c.Prefix + ".>" }
+
+// EnsureStream creates the stream or updates it to the configuration.
+func EnsureStream(ctx context.Context, js jetstream.JetStream, c StreamConfig) (jetstream.Stream, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	maxBytes := c.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = -1
+	}
+	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        c.Name,
+		Description: "evosignal agent events (CloudEvents v1)",
+		Subjects:    []string{c.Filter()},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      c.MaxAge,
+		MaxBytes:    maxBytes,
+		MaxMsgSize:  c.MaxMsgSize,
+		MaxMsgs:     -1,
+		Duplicates:  c.Duplicates,
+		Replicas:    c.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create or update stream %s on %s: %w", c.Name, c.Filter(), err)
+	}
+	return st, nil
+}
+
+// ConsumerConfig is the ingester's durable pull consumer.
+type ConsumerConfig struct {
+	Durable       string
+	Filter        string
+	AckWait       time.Duration
+	MaxAckPending int
+}
+
+// AnchorConsumer returns the durable consumer positioned right after
+// committed, the stream sequence the database says it has committed. The
+// database, not the consumer, is the source of truth for the position: when
+// the consumer's state differs (a crash between commit and ack, a database
+// restored from a copy, a new database), the consumer is deleted and created
+// again at committed+1, which loses nothing because the stream keeps the
+// messages.
+func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, committed uint64) (jetstream.Consumer, error) {
+	want := jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		Description:   "evosignal ingester",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.AckWait,
+		MaxAckPending: c.MaxAckPending,
+		MaxDeliver:    -1,
+		FilterSubject: c.Filter,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	if committed > 0 {
+		want.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		want.OptStartSeq = committed + 1
+	}
+	cons, err := st.Consumer(ctx, c.Durable)
+	switch {
+	case err == nil:
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("consumer %s info: %w", c.Durable, err)
+		}
+		if info.Delivered.Stream == committed && info.AckFloor.Stream == committed &&
+			info.Config.FilterSubject == c.Filter && info.Config.AckWait == c.AckWait &&
+			info.Config.MaxAckPending == c.MaxAckPending {
+			return cons, nil
+		}
+		if err := st.DeleteConsumer(ctx, c.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil, fmt.Errorf("re-anchor consumer %s at %d: delete: %w", c.Durable, committed+1, err)
+		}
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+	default:
+		return nil, fmt.Errorf("look up consumer %s: %w", c.Durable, err)
+	}
+	cons, err = st.CreateConsumer(ctx, want)
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s at %d: %w", c.Durable, committed+1, err)
+	}
+	return cons, nil
+}
+
+// AgentSubject is the subject an agent publishes its events on.
+func AgentSubject(prefix, agent string) string { return prefix + "." + agent }
+
+// SubjectAgent returns the agent named by subject (the token after prefix),
+// and false when subject is not below prefix.
+func SubjectAgent(prefix, subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, prefix+".")
+	if !ok || rest == "" {
+		return "", false
+	}
+	agent, _, _ := strings.Cut(rest, ".")
+	return agent, agent != ""
+}

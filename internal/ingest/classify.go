@@ -1,0 +1,71 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+// Reason codes of dead letters beyond the decoder's own.
+const (
+	ReasonOversize       = "oversize"
+	ReasonSourceMismatch = "source_mismatch"
+)
+
+// classify turns one raw message into a store item: an accepted event, or a
+// dead letter with a readable reason. subject is empty for file loads, which
+// skips the subject/source check.
+func classify(raw []byte, subject, prefix string, maxBytes int) store.Item {
+	it := store.Item{Raw: raw, Subject: subject}
+	if maxBytes > 0 && len(raw) > maxBytes {
+		it.Dead = &store.Dead{
+			Code:   ReasonOversize,
+			Reason: fmt.Sprintf("event of %d bytes is over the limit of %d bytes", len(raw), maxBytes),
+		}
+		peekEnvelope(raw, it.Dead)
+		return it
+	}
+	ev, err := events.Decode(raw)
+	if err != nil {
+		it.Dead = &store.Dead{Code: string(events.ReasonSchema), Reason: err.Error()}
+		var de *events.Error
+		if errors.As(err, &de) {
+			it.Dead.Code = string(de.Reason)
+		}
+		peekEnvelope(raw, it.Dead)
+		return it
+	}
+	if subject != "" {
+		agent := events.AgentOf(ev.Source)
+		if got, ok := bus.SubjectAgent(prefix, subject); !ok || got != agent {
+			it.Dead = &store.Dead{
+				Code: ReasonSourceMismatch,
+				Reason: fmt.Sprintf("source %q belongs to agent %q, which publishes on %s or below, not on %s",
+					ev.Source, agent, bus.AgentSubject(prefix, agent), subject),
+				Source: ev.Source, ID: ev.ID, Type: string(ev.Type),
+			}
+			return it
+		}
+	}
+	it.Event = ev
+	return it
+}
+
+// peekEnvelope fills what can be read of a rejected event's envelope, so a
+// dead letter can be traced to its agent.
+func peekEnvelope(raw []byte, d *store.Dead) {
+	var env struct {
+		Source any `json:"source"`
+		ID     any `json:"id"`
+		Type   any `json:"type"`
+	}
+	if json.Unmarshal(raw, &env) != nil {
+		return
+	}
+	str := func(v any) string { s, _ := v.(string); return s }
+	d.Source, d.ID, d.Type = str(env.Source), str(env.ID), str(env.Type)
+}

@@ -1,0 +1,267 @@
+package ingest_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/testutil"
+)
+
+// sampleEvents reads every valid sample session in testdata.
+func sampleEvents(tb testing.TB) []*events.Event {
+	tb.Helper()
+	files, err := filepath.Glob("../../testdata/events/valid/*.jsonl")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no sample sessions found: %v", err)
+	}
+	var out []*events.Event
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			e, err := events.Decode(sc.Bytes())
+			if err != nil {
+				tb.Fatalf("%s: %v", f, err)
+			}
+			out = append(out, e)
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// collector is a Sink that keeps what it is sent, then forwards it.
+type collector struct {
+	next agent.Sink
+	ids  map[[2]string]bool
+	sent int
+}
+
+func (c *collector) Send(ctx context.Context, e *events.Event) error {
+	c.ids[[2]string{e.Source, e.ID}] = true
+	c.sent++
+	return c.next.Send(ctx, e)
+}
+
+// badMessages are published raw on agent subjects; each must end as a dead
+// letter with the reason code given.
+func badMessages(tb testing.TB, good *events.Event, maxBytes int) []struct{ subject, code string; data []byte } {
+	tb.Helper()
+	mismatch, _ := json.Marshal(good)
+	big := strings.Repeat("x", maxBytes)
+	return []struct {
+		subject, code string
+		data          []byte
+	}{
+		{"evo.skilllite", "malformed_json", []byte(`{"specversion": "1.0", "id": `)},
+		{"evo.skilllite", "unknown_type", []byte(`{"specversion":"1.0","id":"u1","source":"skilllite/h/w","type":"agent.mood.changed","time":"2026-11-29T10:00:00Z","subject":"s1","datacontenttype":"application/json","seq":1,"data":{}}`)},
+		{"evo.skilllite", "schema_violation", []byte(`{"specversion":"1.0","id":"u2","source":"skilllite/h/w","type":"agent.plan.created","time":"2026-11-29T10:00:00Z","subject":"s1","datacontenttype":"application/json","seq":1,"data":{"tasks":[],"origin":"guess"}}`)},
+		{"evo.skilllite", "oversize", []byte(`{"pad":"` + big + `"}`)},
+		{"evo.someoneelse", "source_mismatch", mismatch},
+	}
+}
+
+// tableCounts returns each table's row count.
+func tableCounts(tb testing.TB, db *sql.DB) map[string]int64 {
+	tb.Helper()
+	out := map[string]int64{}
+	for _, t := range []string{"events", "session_starts", "session_ends", "plans", "plan_tasks", "replans",
+		"replan_dropped", "hints_stripped", "tool_calls", "task_completions", "depth_limits", "dead_letters"} {
+		var n int64
+		if err := db.QueryRow("SELECT count(*) FROM " + t).Scan(&n); err != nil {
+			tb.Fatalf("count %s: %v", t, err)
+		}
+		out[t] = n
+	}
+	return out
+}
+
+func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// endToEnd publishes the sample sessions, synthetic sessions, duplicates and
+// bad messages through JetStream and checks what the ingester stored.
+func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
+	ctx := t.Context()
+	stream := bus.DefaultStream()
+	if _, err := bus.EnsureStream(ctx, js, stream); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "e2e.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := ingest.DefaultConfig()
+	cfg.FlushInterval = 20 * time.Millisecond
+	cfg.BatchSize = 500
+	in, err := ingest.New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	runErr := make(chan error, 1)
+	go func() { runErr <- in.Run(runCtx, js) }()
+
+	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := &collector{next: pub, ids: map[[2]string]bool{}}
+	samples := sampleEvents(t)
+	for _, e := range samples {
+		if err := col.Send(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen := synth.New(7, time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
+	for range 300 {
+		if _, err := gen.Session(ctx, col); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Re-sends outside JetStream's duplicate window: no Nats-Msg-Id, so the
+	// stream keeps them and the ingester must skip them.
+	for _, e := range samples[:25] {
+		b, _ := json.Marshal(e)
+		if err := nc.Publish("evo."+events.AgentOf(e.Source), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := badMessages(t, samples[0], cfg.MaxEventBytes)
+	for _, m := range bad {
+		if _, err := js.Publish(ctx, m.subject, m.data); err != nil {
+			t.Fatalf("publish %s: %v", m.code, err)
+		}
+	}
+	if err := pub.Close(ctx); err != nil {
+		t.Fatalf("publisher: %v", err)
+	}
+	want := int64(len(col.ids))
+	if col.sent != len(col.ids) {
+		t.Fatalf("sent %d events but %d distinct (source, id)", col.sent, len(col.ids))
+	}
+	info, err := js.Stream(ctx, stream.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, _ := info.Info(ctx)
+	last := si.State.LastSeq
+	waitFor(t, "the ingester to reach the end of the stream", 60*time.Second, func() bool {
+		p, err := st.Position(ctx, stream.Name)
+		return err == nil && p == last
+	})
+	stop()
+	if err := <-runErr; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	db := st.DB()
+	got := tableCounts(t, db)
+	if got["events"] != want {
+		t.Errorf("events = %d, want %d (distinct events sent)", got["events"], want)
+	}
+	var distinct int64
+	db.QueryRow(`SELECT count(*) FROM (SELECT DISTINCT source, id FROM events)`).Scan(&distinct)
+	if distinct != got["events"] {
+		t.Errorf("events holds %d rows but %d distinct (source, id)", got["events"], distinct)
+	}
+	if got["dead_letters"] != int64(len(bad)) {
+		t.Errorf("dead_letters = %d, want %d", got["dead_letters"], len(bad))
+	}
+	for _, m := range bad {
+		var n int64
+		var reason string
+		db.QueryRow(`SELECT count(*), any_value(reason) FROM dead_letters WHERE reason_code = ? AND length(raw) = ?`, m.code, len(m.data)).Scan(&n, &reason)
+		if n != 1 || reason == "" {
+			t.Errorf("dead letter %s: %d rows with its raw bytes, reason %q; want 1 with a reason", m.code, n, reason)
+		}
+	}
+	s := in.Stats().Snapshot()
+	if s.Duplicates != 25 {
+		t.Errorf("duplicates counted = %d, want 25", s.Duplicates)
+	}
+	// Typed tables hold one row per event of their type.
+	for typ, table := range map[string]string{
+		"agent.session.started": "session_starts", "agent.session.ended": "session_ends",
+		"agent.tool.called": "tool_calls", "agent.plan.updated": "replans",
+		"agent.hint.stripped": "hints_stripped", "agent.task.completed": "task_completions",
+		"agent.depth_limit.reached": "depth_limits",
+	} {
+		var n int64
+		db.QueryRow(`SELECT count(*) FROM events WHERE type = ?`, typ).Scan(&n)
+		if n == 0 || got[table] != n {
+			t.Errorf("%s has %d rows, events of type %s = %d (want equal and > 0)", table, got[table], typ, n)
+		}
+	}
+	// Rebuilding from the event log gives the same typed tables, row for row.
+	before := tableDigests(t, db)
+	if err := st.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after := tableDigests(t, db)
+	for table, d := range before {
+		if after[table] != d {
+			t.Errorf("%s after rebuild: %s, before: %s", table, after[table], d)
+		}
+	}
+}
+
+// tableDigests returns, for each typed table, its row count and an
+// order-independent digest of its rows.
+func tableDigests(tb testing.TB, db *sql.DB) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	for _, t := range []string{"session_starts", "session_ends", "plans", "plan_tasks", "replans",
+		"replan_dropped", "hints_stripped", "tool_calls", "task_completions", "depth_limits"} {
+		var d string
+		q := `SELECT count(*) || ':' || coalesce(sum(hash(t)::HUGEINT), 0) FROM ` + t + ` t`
+		if err := db.QueryRow(q).Scan(&d); err != nil {
+			tb.Fatalf("digest %s: %v", t, err)
+		}
+		out[t] = d
+	}
+	return out
+}
+
+func TestEndToEndEmbedded(t *testing.T) {
+	_, nc, js := testutil.Embedded(t)
+	endToEnd(t, nc, js)
+}
+
+func TestEndToEndSeparateServerProcess(t *testing.T) {
+	p := testutil.StartNATSProcess(t)
+	nc, js := testutil.Client(t, p.URL())
+	endToEnd(t, nc, js)
+}

@@ -1,0 +1,62 @@
+package ingest
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Handler serves /metrics (Prometheus text format) and /healthz (200 while
+// the last commit succeeded, 503 with the error otherwise).
+func (in *Ingester) Handler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	snap := func(f func(Snapshot) float64) func() float64 {
+		return func() float64 { return f(in.stats.Snapshot()) }
+	}
+	counter := func(name, help string, f func(Snapshot) float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, snap(f)))
+	}
+	gauge := func(name, help string, f func(Snapshot) float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, snap(f)))
+	}
+	counter("evosignal_ingest_messages_total", "Messages committed (accepted, duplicate or dead-lettered).", func(s Snapshot) float64 { return float64(s.Messages) })
+	counter("evosignal_ingest_events_total", "Events accepted into the event log.", func(s Snapshot) float64 { return float64(s.Accepted) })
+	counter("evosignal_ingest_duplicates_total", "Events skipped because their (source, id) was already stored.", func(s Snapshot) float64 { return float64(s.Duplicates) })
+	counter("evosignal_ingest_dead_letters_total", "Messages written to dead_letters.", func(s Snapshot) float64 { return float64(s.DeadLetters) })
+	counter("evosignal_ingest_redeliveries_total", "JetStream redeliveries of messages already taken.", func(s Snapshot) float64 { return float64(s.Redelivered) })
+	counter("evosignal_ingest_batches_total", "Batches committed.", func(s Snapshot) float64 { return float64(s.Batches) })
+	counter("evosignal_ingest_reanchors_total", "Times the consumer was re-anchored at the committed position after a delivery gap.", func(s Snapshot) float64 { return float64(s.Reanchors) })
+	counter("evosignal_ingest_commit_seconds_total", "Time spent committing batches.", func(s Snapshot) float64 { return s.CommitSecs })
+	gauge("evosignal_ingest_last_stream_seq", "Last stream sequence taken.", func(s Snapshot) float64 { return float64(s.LastSeq) })
+	gauge("evosignal_ingest_lag_messages", "Messages in the stream not yet delivered to the ingester.", func(s Snapshot) float64 { return float64(s.Pending) })
+	gauge("evosignal_ingest_last_commit_timestamp_seconds", "Unix time of the last committed batch.", func(s Snapshot) float64 {
+		if s.LastCommit.IsZero() {
+			return 0
+		}
+		return float64(s.LastCommit.UnixNano()) / 1e9
+	})
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		s := in.stats.Snapshot()
+		body := map[string]any{
+			"status": "ok", "messages": s.Messages, "last_stream_seq": s.LastSeq, "lag": s.Pending,
+			"uptime_s": int64(time.Since(s.Started).Seconds()),
+		}
+		code := http.StatusOK
+		if s.LastErr != nil {
+			body["status"], body["error"] = "failing", s.LastErr.Error()
+			code = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(body)
+	})
+	return mux
+}

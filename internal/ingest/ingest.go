@@ -1,0 +1,86 @@
+// Package ingest is the loop that moves events from JetStream (or a file)
+// into the store: fetch → decode and validate → write the batch in one
+// transaction → ack. It acks a message only after the transaction holding
+// its rows and the stream position committed.
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+// Config tunes the ingest loop.
+type Config struct {
+	Stream        string        // JetStream stream to read
+	Prefix        string        // subject prefix (evo): an agent publishes on Prefix.<agent>[.…]
+	Durable       string        // durable consumer name
+	BatchSize     int           // messages per transaction at most
+	FlushInterval time.Duration // commit a partial batch this long after its first message
+	MaxEventBytes int           // larger messages are dead-lettered as oversize
+	AckWait       time.Duration // JetStream redelivers a message not acked in this time
+	Progress      time.Duration // how often to log progress on long runs
+}
+
+// DefaultConfig returns the defaults the ingest command documents.
+func DefaultConfig() Config {
+	return Config{
+		Stream:        "EVO",
+		Prefix:        "evo",
+		Durable:       "evosignal-ingest",
+		BatchSize:     10000,
+		FlushInterval: 200 * time.Millisecond,
+		MaxEventBytes: 256 << 10,
+		AckWait:       2 * time.Minute,
+		Progress:      10 * time.Second,
+	}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("batch size %d must be at least 1", c.BatchSize))
+	}
+	if c.FlushInterval <= 0 {
+		errs = append(errs, fmt.Errorf("flush interval %s must be positive", c.FlushInterval))
+	}
+	if c.MaxEventBytes < 1 {
+		errs = append(errs, fmt.Errorf("max event size %d must be positive", c.MaxEventBytes))
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("ack wait %s must be at least 1s", c.AckWait))
+	}
+	if c.Progress <= 0 {
+		errs = append(errs, fmt.Errorf("progress interval %s must be positive", c.Progress))
+	}
+	if c.Durable == "" {
+		errs = append(errs, errors.New("durable consumer name is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// Ingester writes what it reads into a store. One Ingester per store.
+type Ingester struct {
+	cfg   Config
+	store *store.Store
+	log   *slog.Logger
+	stats *Stats
+}
+
+// New returns an ingester writing into st.
+func New(cfg Config, st *store.Store, log *slog.Logger) (*Ingester, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Ingester{cfg: cfg, store: st, log: log, stats: newStats()}, nil
+}
+
+// Stats returns the ingester's live counters.
+func (in *Ingester) Stats() *Stats { return in.stats }

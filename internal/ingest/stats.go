@@ -1,0 +1,99 @@
+package ingest
+
+import (
+	"sync"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+// Stats are the ingester's counters since it started. Safe for concurrent
+// use: the loop writes, the HTTP handlers read.
+type Stats struct {
+	mu          sync.Mutex
+	started     time.Time
+	messages    int64
+	accepted    int64
+	duplicates  int64
+	deadLetters int64
+	redelivered int64
+	batches     int64
+	reanchors   int64
+	lastSeq     uint64
+	pending     uint64 // messages in the stream not yet delivered, as of the last message
+	lastCommit  time.Time
+	commitSecs  float64 // total time spent in store.Write
+	lastErr     error
+}
+
+// Snapshot is a copy of the counters at one moment.
+type Snapshot struct {
+	Started     time.Time
+	Messages    int64
+	Accepted    int64
+	Duplicates  int64
+	DeadLetters int64
+	Redelivered int64
+	Batches     int64
+	Reanchors   int64
+	LastSeq     uint64
+	Pending     uint64
+	LastCommit  time.Time
+	CommitSecs  float64
+	LastErr     error
+}
+
+func newStats() *Stats { return &Stats{started: time.Now()} }
+
+func (s *Stats) add(r store.Result, messages int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.messages += int64(messages)
+	s.accepted += int64(r.Accepted)
+	s.duplicates += int64(r.Duplicates)
+	s.deadLetters += int64(r.DeadLetters)
+	s.batches++
+	s.lastCommit = time.Now()
+	s.lastErr = nil
+}
+
+func (s *Stats) commitTook(d time.Duration) {
+	s.mu.Lock()
+	s.commitSecs += d.Seconds()
+	s.mu.Unlock()
+}
+
+func (s *Stats) position(seq, pending uint64) {
+	s.mu.Lock()
+	s.lastSeq, s.pending = seq, pending
+	s.mu.Unlock()
+}
+
+func (s *Stats) redelivery() {
+	s.mu.Lock()
+	s.redelivered++
+	s.mu.Unlock()
+}
+
+func (s *Stats) reanchor() {
+	s.mu.Lock()
+	s.reanchors++
+	s.mu.Unlock()
+}
+
+func (s *Stats) failed(err error) {
+	s.mu.Lock()
+	s.lastErr = err
+	s.mu.Unlock()
+}
+
+// Snapshot copies the counters.
+func (s *Stats) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Snapshot{
+		Started: s.started, Messages: s.messages, Accepted: s.accepted, Duplicates: s.duplicates,
+		DeadLetters: s.deadLetters, Redelivered: s.redelivered, Batches: s.batches, Reanchors: s.reanchors,
+		LastSeq: s.lastSeq, Pending: s.pending, LastCommit: s.lastCommit, CommitSecs: s.commitSecs, LastErr: s.lastErr,
+	}
+}

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/evosignal/evosignal/queries"
+)
+
+// Rebuild empties the typed tables and derives them again from the event
+// log, with the same statements the ingester runs on each batch, in one
+// transaction. It proves (and restores) "everything derived can be rebuilt
+// from the raw events".
+func (s *Store) Rebuild(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/rebuild_view.sql")); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	for _, d := range s.derive {
+		table := strings.TrimSuffix(path.Base(d.File), ".sql")
+		if _, err := c.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+			c.ExecContext(ctx, "ROLLBACK")
+			return fmt.Errorf("rebuild: empty %s: %w", table, err)
+		}
+		if _, err := c.ExecContext(ctx, d.SQL); err != nil {
+			c.ExecContext(ctx, "ROLLBACK")
+			return fmt.Errorf("rebuild: %s: %w", d.File, err)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("rebuild: commit: %w", err)
+	}
+	return nil
+}

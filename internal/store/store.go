@@ -1,0 +1,182 @@
+// Package store is evosignal's DuckDB side: it applies the schema, writes
+// batches of events (event log, typed tables, dead letters and the stream
+// position in one transaction), de-duplicates by (source, id) and rebuilds
+// the typed tables from the event log.
+//
+// Only one Store may have a database file open for writing at a time. Another
+// process gets ErrLocked from Open; so does a second Open in this process.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/evosignal/evosignal/queries"
+)
+
+// ErrLocked is returned by Open when another process (or another Store in
+// this process) has the database file open.
+var ErrLocked = errors.New("database is in use by another process")
+
+// open paths in this process: DuckDB's file lock only guards against other
+// processes, so a second writer in the same process is refused here.
+var (
+	openMu    sync.Mutex
+	openPaths = map[string]bool{}
+)
+
+// Store writes to one DuckDB database file.
+type Store struct {
+	path   string
+	db     *sql.DB
+	w      *sql.Conn        // the single writer connection
+	stage  *duckdb.Appender // into the writer's temp table batch_events
+	dead   *duckdb.Appender // into dead_letters
+	derive []queries.Named
+	keys   *keySet
+	mu     sync.Mutex // serialises Write and Rebuild
+}
+
+// Open opens (creating if needed) the database at path, applies pending
+// migrations and loads the de-duplication keys.
+func Open(ctx context.Context, path string) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	openMu.Lock()
+	if openPaths[abs] {
+		openMu.Unlock()
+		return nil, fmt.Errorf("open store %s: %w (already open in this process)", path, ErrLocked)
+	}
+	openPaths[abs] = true
+	openMu.Unlock()
+
+	s := &Store{path: abs}
+	if err := s.open(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context) error {
+	db, err := sql.Open("duckdb", s.path)
+	if err != nil {
+		return lockErr(err)
+	}
+	s.db = db
+	if err := db.PingContext(ctx); err != nil {
+		return lockErr(err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		return err
+	}
+	if s.derive, err = queries.Derive(); err != nil {
+		return err
+	}
+	if s.w, err = db.Conn(ctx); err != nil {
+		return err
+	}
+	if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
+		return fmt.Errorf("create staging table: %w", err)
+	}
+	if err := s.newAppenders(); err != nil {
+		return err
+	}
+	s.keys, err = loadKeys(ctx, db)
+	return err
+}
+
+// lockErr turns DuckDB's lock conflict into ErrLocked with its own text.
+func lockErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "Could not set lock on file") {
+		return fmt.Errorf("%w: %v", ErrLocked, err)
+	}
+	return err
+}
+
+func (s *Store) newAppenders() error {
+	return s.w.Raw(func(c any) error {
+		dc, ok := c.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", c)
+		}
+		var err error
+		if s.stage, err = duckdb.NewAppender(dc, "temp", "main", "batch_events"); err != nil {
+			return fmt.Errorf("appender for batch_events: %w", err)
+		}
+		if s.dead, err = duckdb.NewAppender(dc, "", "", "dead_letters"); err != nil {
+			return fmt.Errorf("appender for dead_letters: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) closeAppenders() error {
+	var errs []error
+	for _, a := range []**duckdb.Appender{&s.stage, &s.dead} {
+		if *a != nil {
+			errs = append(errs, (*a).Close())
+			*a = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DB returns the database for reading in this process (analyzers, the query
+// service). Writes go through Write only.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Path is the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Keys reports how many event keys the de-duplication set holds.
+func (s *Store) Keys() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys.len()
+}
+
+// Close flushes nothing (every Write commits or rolls back) and releases the
+// file. It is safe to call more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	errs = append(errs, s.closeAppenders())
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+		s.w = nil
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+		s.db = nil
+	}
+	openMu.Lock()
+	delete(openPaths, s.path)
+	openMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Position returns the last JetStream sequence committed for stream, 0 if
+// none.
+func (s *Store) Position(ctx context.Context, stream string) (uint64, error) {
+	var seq uint64
+	err := s.db.QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("load position of stream %s: %w", stream, err)
+	}
+	return seq, nil
+}

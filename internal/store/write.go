@@ -1,0 +1,311 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/queries"
+)
+
+// Origin says where a batch came from.
+type Origin string
+
+const (
+	FromNATS Origin = "nats"
+	FromFile Origin = "file"
+)
+
+// Item is one message of a batch: an accepted event, or a dead letter.
+type Item struct {
+	Event *events.Event // nil for a dead letter
+	Raw   []byte        // the bytes as received (kept for dead letters)
+
+	Subject   string // NATS subject; empty for files
+	StreamSeq uint64 // JetStream sequence; 0 for files
+	File      string // file loads: the file name
+	Line      int64  // file loads: 1-based line
+
+	Dead *Dead // why it is not accepted; nil for an event
+}
+
+// Dead describes a message the ingester cannot accept.
+type Dead struct {
+	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch
+	Reason string // readable explanation
+	Source string // envelope fields, when they could be read
+	ID     string
+	Type   string
+}
+
+// Batch is what Write commits in one transaction.
+type Batch struct {
+	Origin   Origin
+	Stream   string // the JetStream stream, with FromNATS
+	Position uint64 // stream sequence reached; recorded when Origin is FromNATS
+	Items    []Item
+}
+
+// Result counts what a Write did with a batch.
+type Result struct {
+	Accepted    int
+	Duplicates  int
+	DeadLetters int
+}
+
+func (r *Result) Add(o Result) {
+	r.Accepted += o.Accepted
+	r.Duplicates += o.Duplicates
+	r.DeadLetters += o.DeadLetters
+}
+
+// Write commits a batch: accepted events into the event log and the typed
+// tables, dead letters, the stream position and a row of ingest_batches, all
+// in one transaction. Events whose (source, id) is already stored, or
+// repeated within the batch, are counted as duplicates and skipped. On error
+// nothing of the batch is stored.
+func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return Result{}, errors.New("write batch: store is closed")
+	}
+	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Duplicates: dups}
+	now := time.Now().UTC()
+	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
+		// The appenders may hold half a batch; start clean.
+		s.closeAppenders()
+		if aerr := s.newAppenders(); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+		return Result{}, err
+	}
+	for _, h := range hashes {
+		s.keys.add(h)
+	}
+	return res, nil
+}
+
+// dedupe returns the items to store (events not stored yet, and dead
+// letters), the key hashes of the kept events, and how many were duplicates.
+func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes []uint64, dups int, err error) {
+	keep = make([]Item, 0, len(items))
+	hashes = make([]uint64, 0, len(items))
+	inBatch := make(map[uint64][]*events.Event, len(items))
+	var candidates []uint64
+	for i := range items {
+		it := &items[i]
+		if it.Event == nil {
+			continue
+		}
+		h := keyHash(it.Event.Source, it.Event.ID)
+		if s.keys.has(h) {
+			candidates = append(candidates, h)
+		}
+	}
+	stored, err := s.confirm(ctx, candidates)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, it := range items {
+		if it.Event == nil {
+			keep = append(keep, it)
+			continue
+		}
+		e := it.Event
+		h := keyHash(e.Source, e.ID)
+		if stored[key{e.Source, e.ID}] {
+			dups++
+			continue
+		}
+		seen := false
+		for _, o := range inBatch[h] {
+			if o.Source == e.Source && o.ID == e.ID {
+				seen = true
+				break
+			}
+		}
+		if seen {
+			dups++
+			continue
+		}
+		inBatch[h] = append(inBatch[h], e)
+		keep = append(keep, it)
+		hashes = append(hashes, h)
+	}
+	return keep, hashes, dups, nil
+}
+
+type key struct{ source, id string }
+
+// confirm looks up which candidate hashes belong to events really stored,
+// returning their exact keys.
+func (s *Store) confirm(ctx context.Context, hashes []uint64) (map[key]bool, error) {
+	out := map[key]bool{}
+	if len(hashes) == 0 {
+		return out, nil
+	}
+	rows, err := s.w.QueryContext(ctx, queries.MustRead("ingest/confirm_keys.sql"), hashes)
+	if err != nil {
+		return nil, fmt.Errorf("confirm %d duplicate candidates: %w", len(hashes), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h uint64
+		var k key
+		if err := rows.Scan(&h, &k.source, &k.id); err != nil {
+			return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, now time.Time, res *Result) (err error) {
+	if _, err := s.w.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return fmt.Errorf("begin batch: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			// A failed statement may already have aborted the transaction.
+			s.w.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	var first, last uint64
+	hi := 0
+	for _, it := range items {
+		if it.StreamSeq != 0 {
+			if first == 0 || it.StreamSeq < first {
+				first = it.StreamSeq
+			}
+			last = max(last, it.StreamSeq)
+		}
+		if it.Dead != nil {
+			if err := s.appendDead(b, it, now); err != nil {
+				return err
+			}
+			res.DeadLetters++
+			continue
+		}
+		if err := s.appendEvent(it, hashes[hi], now); err != nil {
+			return err
+		}
+		hi++
+		res.Accepted++
+	}
+	if err := s.stage.Flush(); err != nil {
+		return fmt.Errorf("append batch at seq %d: %w", last, err)
+	}
+	if err := s.dead.Flush(); err != nil {
+		return fmt.Errorf("append dead letters at seq %d: %w", last, err)
+	}
+	if res.Accepted > 0 {
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/append_events.sql")); err != nil {
+			return fmt.Errorf("copy batch into events: %w", err)
+		}
+		for _, d := range s.derive {
+			if _, err := s.w.ExecContext(ctx, d.SQL); err != nil {
+				return fmt.Errorf("derive %s: %w", d.File, err)
+			}
+		}
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/clear_stage.sql")); err != nil {
+			return fmt.Errorf("clear staging table: %w", err)
+		}
+	}
+	if b.Origin == FromNATS && b.Position > 0 {
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, now); err != nil {
+			return fmt.Errorf("save position %d: %w", b.Position, err)
+		}
+	}
+	if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/record_batch.sql"),
+		now, string(b.Origin), nullString(b.Stream), nullSeq(first), nullSeq(last),
+		len(b.Items), res.Accepted, res.Duplicates, res.DeadLetters); err != nil {
+		return fmt.Errorf("record batch: %w", err)
+	}
+	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("commit batch at seq %d: %w", last, err)
+	}
+	return nil
+}
+
+func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
+	e := it.Event
+	var ext any
+	if len(e.Extensions) > 0 || e.DataSchema != "" {
+		j, err := extJSON(e)
+		if err != nil {
+			return err
+		}
+		ext = j
+	}
+	err := s.stage.AppendRow(
+		e.Source, e.ID, string(e.Type), e.Time.UTC(), e.Subject, e.Seq, string(e.Data),
+		events.AgentOf(e.Source), ext, nullString(it.Subject), nullSeq(it.StreamSeq), now, h,
+	)
+	if err != nil {
+		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, err)
+	}
+	return nil
+}
+
+func (s *Store) appendDead(b Batch, it Item, now time.Time) error {
+	d := it.Dead
+	var stream any
+	if b.Origin == FromNATS {
+		stream = b.Stream
+	}
+	var line any
+	if it.Line > 0 {
+		line = it.Line
+	}
+	raw := it.Raw
+	if raw == nil {
+		raw = []byte{}
+	}
+	err := s.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
+		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw)
+	if err != nil {
+		return fmt.Errorf("append dead letter (%s): %w", d.Code, err)
+	}
+	return nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullSeq(n uint64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// extJSON is the ext column: dataschema and extension attributes other than seq.
+func extJSON(e *events.Event) (string, error) {
+	m := make(map[string]any, len(e.Extensions)+1)
+	for k, v := range e.Extensions {
+		m[k] = v
+	}
+	if e.DataSchema != "" {
+		m["dataschema"] = e.DataSchema
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode extension attributes of event %s: %w", e.ID, err)
+	}
+	return string(b), nil
+}

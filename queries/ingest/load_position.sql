@@ -1,0 +1,1 @@
+SELECT last_seq FROM ingest_position WHERE stream = $1;
