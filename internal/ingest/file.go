@@ -48,7 +48,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 			return total, errors.Join(err, flush())
 		}
 		raw, truncated, err := readLine(br)
-		if len(raw) > 0 || truncated {
+		if err == nil || len(raw) > 0 {
 			line++
 			if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 || truncated {
 				it := classify(trimmed, "", in.cfg.Prefix, in.cfg.MaxEventBytes)

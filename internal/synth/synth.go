@@ -86,13 +86,9 @@ func (g *Generator) Session(ctx context.Context, sink agent.Sink) (int, error) {
 	name := g.pick(agents)
 	source := fmt.Sprintf("%s/host-%c/worker-%d", name, 'a'+rune(g.rng.IntN(4)), 1+g.rng.IntN(8))
 	s := agent.NewSession(sink, source, "").WithClock(g.tick)
-	started := g.clock
 	st := &state{g: g, s: s}
-	if err := st.run(ctx, name); err != nil {
-		return s.Seq(), err
-	}
-	_ = started
-	return int(s.Seq()), nil
+	err := st.run(ctx, name)
+	return int(s.Seq()), err
 }
 
 type state struct {
@@ -101,10 +97,10 @@ type state struct {
 	tasks  []agent.Task
 	nextID int64
 
-	replans, calls, failed, iterations int
+	replans, calls, failed, iterations int64
 }
 
-func (st *state) sanitize(ctx context.Context, phase string, from int) error {
+func (st *state) sanitize(ctx context.Context, phase events.Phase, from int) error {
 	for i := from; i < len(st.tasks); i++ {
 		t := &st.tasks[i]
 		if t.ToolHint != nil && !isReal(*t.ToolHint) {
@@ -134,7 +130,7 @@ func (st *state) run(ctx context.Context, name string) error {
 	if err := s.PlanCreated(ctx, agent.PlanCreated{Tasks: clone(st.tasks), Origin: "model"}); err != nil {
 		return err
 	}
-	outcome := "success"
+	outcome := events.OutcomeSuccess
 	for cur := 0; cur < len(st.tasks); {
 		st.iterations++
 		t := st.tasks[cur]
@@ -147,8 +143,8 @@ func (st *state) run(ctx context.Context, name string) error {
 			okProb = 0.45
 		}
 		failures := 0
-		ncalls := 1 + g.rng.IntN(3)
-		for c := 0; c < ncalls; c++ {
+		ncalls := int64(1 + g.rng.IntN(3))
+		for c := int64(0); c < ncalls; c++ {
 			ok := g.p(okProb)
 			st.calls++
 			d := agent.ToolCalled{TaskID: &t.ID, Tool: tool, Hint: t.ToolHint, OK: ok, DurationMS: int64(20 + g.rng.IntN(3000))}
@@ -172,9 +168,9 @@ func (st *state) run(ctx context.Context, name string) error {
 			}
 			continue
 		}
-		completion := "success"
+		completion := events.CompletionSuccess
 		if failures > 0 {
-			completion = "partial_success"
+			completion = events.CompletionPartialSuccess
 		}
 		if err := st.control(ctx, t.ID, "complete_task"); err != nil {
 			return err
@@ -186,10 +182,10 @@ func (st *state) run(ctx context.Context, name string) error {
 		cur++
 	}
 	if st.failed > st.calls/2 {
-		outcome = "partial_success"
+		outcome = events.OutcomePartialSuccess
 	}
 	if st.g.p(0.03) {
-		outcome = "failure"
+		outcome = events.OutcomeFailure
 	}
 	return s.Ended(ctx, agent.SessionEnded{Outcome: outcome, Replans: st.replans, ToolCalls: st.calls,
 		FailedToolCalls: st.failed, Iterations: st.iterations, DurationMS: int64(1000 * (st.calls + 1))})
@@ -235,4 +231,3 @@ func (st *state) replan(ctx context.Context, cur int) error {
 
 func clone(ts []agent.Task) []agent.Task { return append([]agent.Task(nil), ts...) }
 
-var _ = events.SessionStarted

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/synth"
+)
+
+// stallAfter ends a wait for the ingester when it has committed nothing for
+// this long.
+const stallAfter = 2 * time.Minute
+
+// phasePublish publishes N synth events through agent.Publisher (defaults)
+// to the EVO stream, for the backlog ingest phase.
+func phasePublish(ctx context.Context, e *env) ([]result, error) {
+	n, err := e.startNATS(ctx, scBacklog)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	st, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
+	if err != nil {
+		return nil, err
+	}
+	sp := startSpan()
+	if err := publishSynth(ctx, e, n.js, e.seed, e.events); err != nil {
+		return nil, err
+	}
+	end := time.Now()
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stream info: %w", err)
+	}
+	if info.State.Msgs != uint64(e.events) {
+		return nil, fmt.Errorf("publish: stream %s holds %d messages, want %d", info.Config.Name, info.State.Msgs, e.events)
+	}
+	r := sp.row("publish", "synth sessions → agent.Publisher → EVO (generation inline)",
+		int64(e.events), int64(info.State.Bytes), end)
+	r.Extra = map[string]any{"stream_bytes": info.State.Bytes, "mb_per_s_of": "JetStream stream bytes"}
+	err = e.writeManifest(scBacklog, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
+	return []result{r}, err
+}
+
+// publishSynth sends count synth events from a generator seeded with seed
+// through a default agent.Publisher on js, and waits for every
+// acknowledgement.
+func publishSynth(ctx context.Context, e *env, js jetstream.JetStream, seed uint64, count int) error {
+	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	if err != nil {
+		return err
+	}
+	sink := &counted{next: pub}
+	stop := ticker(ctx, e.progress, func() {
+		e.log.Info("publish", append([]any{"sent", sink.n.Load(), "of", count}, memAttrs()...)...)
+	})
+	defer stop()
+	g := synth.New(seed, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
+	err = sessions(ctx, g, &limit{next: sink, n: count})
+	if cerr := pub.Close(ctx); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("publisher: %w", cerr))
+	}
+	if err != nil {
+		return fmt.Errorf("publish %d synth events: %w", count, err)
+	}
+	return nil
+}
+
+// counted counts what goes through it, for progress lines from another
+// goroutine.
+type counted struct {
+	next agent.Sink
+	n    atomic.Int64
+}
+
+func (c *counted) Send(ctx context.Context, ev *agent.Event) error {
+	c.n.Add(1)
+	return c.next.Send(ctx, ev)
+}
+
+// phaseIngest runs the real ingester with its default configuration on the
+// backlog the publish phase left, from an empty database, until the
+// committed position is the stream's last sequence.
+func phaseIngest(ctx context.Context, e *env) ([]result, error) {
+	m, err := e.readManifest(scBacklog)
+	if err != nil {
+		return nil, err
+	}
+	n, err := e.startNATS(ctx, scBacklog)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
+	if err != nil {
+		return nil, err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stream info: %w", err)
+	}
+	st, err := store.Open(ctx, e.dbPath(scBacklog))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if pos, err := st.Position(ctx, info.Config.Name); err != nil || pos != 0 {
+		return nil, errors.Join(err, fmt.Errorf("ingest: database %s is not empty (position %d)", st.Path(), pos))
+	}
+	stopProfile, err := e.startProfile()
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
+
+	sp := startSpan()
+	run, err := startIngest(ctx, e, n.js, st)
+	if err != nil {
+		return nil, err
+	}
+	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	r := sp.row("ingest", "real ingester (default config), backlog from an empty db",
+		int64(info.State.LastSeq), int64(info.State.Bytes), end)
+	stopProfile()
+	snap, serr := run.stop()
+	if err := errors.Join(werr, serr); err != nil {
+		return nil, err
+	}
+	if err := checkEvents(ctx, st, m.Events, snap); err != nil {
+		return nil, err
+	}
+	r.Extra = ingestExtra(snap, r.Seconds)
+	t0 := time.Now()
+	if err := st.Close(); err != nil {
+		return nil, fmt.Errorf("close store: %w", err)
+	}
+	r.Extra["store_close_seconds"] = time.Since(t0).Seconds()
+	m.Ingested = true
+	return []result{r}, e.writeManifest(scBacklog, m)
+}
+
+// phaseConcurrent publishes N synth events while the ingester runs, from an
+// empty stream and database; the figure is N over the time from the first
+// publish to the last commit.
+func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
+	n, err := e.startNATS(ctx, scConcurrent)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
+	if err != nil {
+		return nil, err
+	}
+	pnc, pjs, err := n.connect("bench-agents")
+	if err != nil {
+		return nil, err
+	}
+	defer pnc.Close()
+	st, err := store.Open(ctx, e.dbPath(scConcurrent))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	stopProfile, err := e.startProfile()
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
+
+	run, err := startIngest(ctx, e, n.js, st)
+	if err != nil {
+		return nil, err
+	}
+	sp := startSpan()
+	perr := publishSynth(ctx, e, pjs, e.seed+2, e.events)
+	pubEnd := time.Now()
+	if perr != nil {
+		_, serr := run.stop()
+		return nil, errors.Join(perr, serr)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		_, serr := run.stop()
+		return nil, errors.Join(fmt.Errorf("stream info: %w", err), serr)
+	}
+	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	r := sp.row("concurrent", "publish and ingest overlapping: N / (first publish → last commit)",
+		int64(e.events), int64(info.State.Bytes), end)
+	stopProfile()
+	snap, serr := run.stop()
+	if err := errors.Join(werr, serr); err != nil {
+		return nil, err
+	}
+	if err := checkEvents(ctx, st, int64(e.events), snap); err != nil {
+		return nil, err
+	}
+	pub := sp.row("concurrent-pub", "  its publishing side alone (agent.Publisher, while ingesting)",
+		int64(e.events), int64(info.State.Bytes), pubEnd)
+	pub.CPUSeconds = 0 // the process's CPU is shared with the ingester; see the concurrent row
+	r.Extra = ingestExtra(snap, r.Seconds)
+	r.Extra["publish_seconds"] = pub.Seconds
+	r.Extra["drain_after_publish_seconds"] = end.Sub(pubEnd).Seconds()
+	m := manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes, Ingested: true}
+	return []result{r, pub}, e.writeManifest(scConcurrent, m)
+}
+
+// ingestRun is the real ingester running in a goroutine.
+type ingestRun struct {
+	e       *env
+	in      *ingest.Ingester
+	cancel  context.CancelFunc
+	errc    chan error
+	stopLog func()
+}
+
+func startIngest(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store) (*ingestRun, error) {
+	in, err := ingest.New(ingest.DefaultConfig(), st, e.log.With("component", "ingest"))
+	if err != nil {
+		return nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	r := &ingestRun{e: e, in: in, cancel: cancel, errc: make(chan error, 1)}
+	go func() { r.errc <- in.Run(rctx, js) }()
+	r.stopLog = ticker(ctx, e.progress, func() {
+		s := in.Stats().Snapshot()
+		el := time.Since(s.Started).Seconds()
+		e.log.Info("ingest", append([]any{"committed", s.Messages, "events_per_s", int(float64(s.Messages) / el),
+			"batches", s.Batches, "last_seq", s.LastSeq, "pending", s.Pending,
+			"commit_share", fmt.Sprintf("%.0f%%", 100*s.CommitSecs/el)}, memAttrs()...)...)
+	})
+	return r, nil
+}
+
+// wait returns the time of the commit that made the store's position
+// lastSeq, having committed want messages. It fails when Run returns, ctx
+// is done or nothing is committed for stallAfter.
+func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, lastSeq uint64, want int64) (time.Time, error) {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	var seen int64
+	lastMove := time.Now()
+	for {
+		s := r.in.Stats().Snapshot()
+		if s.Messages != seen {
+			seen, lastMove = s.Messages, time.Now()
+		}
+		if s.Messages >= want {
+			pos, err := st.Position(ctx, stream)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if pos == lastSeq {
+				return s.LastCommit, nil
+			}
+		}
+		if time.Since(lastMove) > stallAfter {
+			return time.Time{}, fmt.Errorf("ingester stalled: nothing committed for %s at %d of %d messages (last seq %d, pending %d, last error: %v)",
+				stallAfter, s.Messages, want, s.LastSeq, s.Pending, s.LastErr)
+		}
+		select {
+		case err := <-r.errc:
+			r.errc <- err // for stop
+			return time.Time{}, fmt.Errorf("ingester returned before reaching seq %d (at %d): %v", lastSeq, s.LastSeq, err)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// stop ends Run (an orderly shutdown) and returns its final counters.
+func (r *ingestRun) stop() (ingest.Snapshot, error) {
+	r.cancel()
+	err := <-r.errc
+	r.stopLog()
+	if err != nil {
+		err = fmt.Errorf("ingester: %w", err)
+	}
+	return r.in.Stats().Snapshot(), err
+}
+
+// checkEvents confirms the database holds want events and that the
+// ingester accepted exactly those.
+func checkEvents(ctx context.Context, st *store.Store, want int64, s ingest.Snapshot) error {
+	var rows int64
+	if err := st.DB().QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows); err != nil {
+		return fmt.Errorf("count events: %w", err)
+	}
+	if rows != want || s.Accepted != want || s.DeadLetters != 0 {
+		return fmt.Errorf("check: events table holds %d rows, ingester accepted %d and dead-lettered %d; want %d accepted",
+			rows, s.Accepted, s.DeadLetters, want)
+	}
+	return nil
+}
+
+func ingestExtra(s ingest.Snapshot, secs float64) map[string]any {
+	return map[string]any{
+		"accepted": s.Accepted, "duplicates": s.Duplicates, "dead_letters": s.DeadLetters,
+		"redelivered": s.Redelivered, "reanchors": s.Reanchors, "batches": s.Batches,
+		"store_write_seconds": s.CommitSecs, "store_write_share": s.CommitSecs / secs,
+		"mb_per_s_of": "JetStream stream bytes",
+	}
+}
+
+// startProfile starts the CPU profile when this phase is the one to
+// profile; the returned stop is safe to call more than once.
+func (e *env) startProfile() (func(), error) {
+	if e.cpuprofile == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(e.cpuprofile)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	var done atomic.Bool
+	return func() {
+		if done.CompareAndSwap(false, true) {
+			pprof.StopCPUProfile()
+			f.Close()
+		}
+	}, nil
+}

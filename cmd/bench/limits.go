@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/queries"
+)
+
+// The raw stream: the same storage and limits as the EVO stream, on its own
+// subjects, so nothing of the real pipeline reads it.
+const (
+	rawStream   = "BENCH"
+	rawPrefix   = "bench"
+	rawConsumer = "bench-raw"
+	// asyncMaxPending is the JetStream client's async publish window: its
+	// default, stated so the figure is reproducible.
+	asyncMaxPending = 4000
+	appendCommit    = 10000 // rows per transaction in the raw DuckDB append
+)
+
+func rawStreamConfig() jetstream.StreamConfig {
+	d := bus.DefaultStream()
+	return jetstream.StreamConfig{
+		Name:       rawStream,
+		Subjects:   []string{rawPrefix + ".>"},
+		Storage:    jetstream.FileStorage,
+		Retention:  jetstream.LimitsPolicy,
+		Discard:    jetstream.DiscardOld,
+		MaxAge:     d.MaxAge,
+		MaxBytes:   -1,
+		MaxMsgs:    -1,
+		MaxMsgSize: -1,
+		Duplicates: d.Duplicates,
+		Replicas:   1,
+	}
+}
+
+// phaseJSPublish async-publishes N pooled payloads (no Nats-Msg-Id) to the
+// raw stream and waits for every acknowledgement.
+func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	n, err := e.startNATS(ctx, scRaw,
+		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, err)
+		}))
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	st, err := n.js.CreateOrUpdateStream(ctx, rawStreamConfig())
+	if err != nil {
+		return nil, fmt.Errorf("create stream %s: %w", rawStream, err)
+	}
+	pool, err := genPool(ctx, e.seed, e.pool, rawPrefix)
+	if err != nil {
+		return nil, err
+	}
+
+	var sent atomic.Int64
+	stop := ticker(ctx, e.progress, func() {
+		e.log.Info("raw publish", append([]any{"sent", sent.Load(), "of", e.events}, memAttrs()...)...)
+	})
+	defer stop()
+	var payloadBytes int64
+	sp := startSpan()
+	for i := range e.events {
+		p := &pool[i%len(pool)]
+		for {
+			_, err := n.js.PublishAsync(p.subject, p.body)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				return nil, fmt.Errorf("publish message %d: %w", i, err)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+		}
+		payloadBytes += int64(len(p.body))
+		sent.Add(1)
+	}
+	select {
+	case <-n.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r := sp.row("js-publish", "raw JetStream async publish (no Nats-Msg-Id)", int64(e.events), payloadBytes, time.Time{})
+	stop()
+	if f := failed.Load(); f > 0 {
+		return nil, fmt.Errorf("raw publish: %d of %d messages not acknowledged, first: %v", f, e.events, firstErr.Load())
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s info: %w", rawStream, err)
+	}
+	if info.State.Msgs != uint64(e.events) {
+		return nil, fmt.Errorf("raw publish: stream %s holds %d messages, want %d", rawStream, info.State.Msgs, e.events)
+	}
+	r.Extra = map[string]any{
+		"payload_bytes": payloadBytes, "stream_bytes": info.State.Bytes,
+		"avg_payload_bytes": payloadBytes / int64(e.events), "async_max_pending": asyncMaxPending,
+		"pool": len(pool),
+	}
+	err = e.writeManifest(scRaw, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
+	return []result{r}, err
+}
+
+// phaseJSConsume reads the raw stream back with a durable pull consumer
+// (the ingester's consumer settings), acking each message, doing nothing
+// else.
+func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
+	m, err := e.readManifest(scRaw)
+	if err != nil {
+		return nil, err
+	}
+	n, err := e.startNATS(ctx, scRaw)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	st, err := n.js.Stream(ctx, rawStream)
+	if err != nil {
+		return nil, fmt.Errorf("open stream %s: %w", rawStream, err)
+	}
+	const batch = 10000 // ingest.DefaultConfig().BatchSize
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       rawConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       2 * time.Minute,
+		MaxAckPending: 4 * batch,
+		MaxDeliver:    -1,
+		FilterSubject: rawPrefix + ".>",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s: %w", rawConsumer, err)
+	}
+	var got atomic.Int64
+	stop := ticker(ctx, e.progress, func() {
+		e.log.Info("raw consume", append([]any{"acked", got.Load(), "of", m.Events}, memAttrs()...)...)
+	})
+	defer stop()
+	var payloadBytes int64
+	sp := startSpan()
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*batch), jetstream.PullExpiry(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("pull from consumer %s: %w", rawConsumer, err)
+	}
+	defer it.Stop()
+	unstop := context.AfterFunc(ctx, it.Stop)
+	defer unstop()
+	for got.Load() < m.Events {
+		msg, err := it.Next()
+		if err != nil {
+			return nil, fmt.Errorf("raw consume after %d messages: %w", got.Load(), err)
+		}
+		payloadBytes += int64(len(msg.Data()))
+		if err := msg.Ack(); err != nil {
+			return nil, fmt.Errorf("ack message %d: %w", got.Load()+1, err)
+		}
+		got.Add(1)
+	}
+	if err := n.nc.FlushTimeout(30 * time.Second); err != nil {
+		return nil, fmt.Errorf("flush acks: %w", err)
+	}
+	r := sp.row("js-consume", "raw JetStream pull consume, explicit ack each", m.Events, payloadBytes, time.Time{})
+	stop()
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s info: %w", rawConsumer, err)
+	}
+	r.Extra = map[string]any{"payload_bytes": payloadBytes, "ack_floor": info.AckFloor.Stream,
+		"pull_max_messages": 2 * batch, "max_ack_pending": 4 * batch}
+	return []result{r}, nil
+}
+
+// phaseDuckDBAppend appends N rows with the columns of events into a fresh
+// database with the duckdb Appender, committing every appendCommit rows.
+func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
+	pool, err := genPool(ctx, e.seed, e.pool, "evo")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(e.dir, scRaw, "append.duckdb")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("duckdb", path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	ms, err := queries.Migrations()
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			return nil, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+	}
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var app *duckdb.Appender
+	if err := c.Raw(func(dc any) error {
+		d, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		app, err = duckdb.NewAppender(d, "", "", "events")
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("appender for events: %w", err)
+	}
+	defer app.Close()
+
+	var done atomic.Int64
+	stop := ticker(ctx, e.progress, func() {
+		e.log.Info("raw append", append([]any{"rows", done.Load(), "of", e.events}, memAttrs()...)...)
+	})
+	defer stop()
+	var payloadBytes int64
+	sp := startSpan()
+	for i := 0; i < e.events; {
+		if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		now := time.Now().UTC()
+		end := min(i+appendCommit, e.events)
+		for ; i < end; i++ {
+			p := &pool[i%len(pool)]
+			ev := p.ev
+			if err := app.AppendRow(ev.Source, ev.ID, string(ev.Type), ev.Time.UTC(), ev.Subject, ev.Seq,
+				string(ev.Data), events.AgentOf(ev.Source), nil, p.subject, uint64(i+1), now,
+				keyHash(ev.Source, ev.ID)); err != nil {
+				return nil, fmt.Errorf("append row %d: %w", i, err)
+			}
+			payloadBytes += int64(len(p.body))
+		}
+		if err := app.Flush(); err != nil {
+			return nil, fmt.Errorf("flush rows up to %d: %w", i, err)
+		}
+		if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+			return nil, fmt.Errorf("commit rows up to %d: %w", i, err)
+		}
+		done.Store(int64(i))
+	}
+	r := sp.row("duckdb-append", fmt.Sprintf("raw DuckDB Appender into events, commit every %d", appendCommit),
+		int64(e.events), payloadBytes, time.Time{})
+	stop()
+	var rows int64
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows); err != nil {
+		return nil, fmt.Errorf("count rows: %w", err)
+	}
+	if rows != int64(e.events) {
+		return nil, fmt.Errorf("raw append: events holds %d rows, want %d", rows, e.events)
+	}
+	r.Extra = map[string]any{"payload_bytes": payloadBytes, "mb_per_s_of": "JSON payload bytes the rows came from"}
+	return []result{r}, nil
+}
+
+// keyHash is the store's de-duplication hash: FNV-1a of source NUL id.
+func keyHash(source, id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(source))
+	h.Write([]byte{0})
+	h.Write([]byte(id))
+	return h.Sum64()
+}

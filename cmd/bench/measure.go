@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// result is one row of the report.
+type result struct {
+	Phase       string         `json:"phase"`
+	What        string         `json:"what"`
+	Events      int64          `json:"events"`
+	Seconds     float64        `json:"seconds"`
+	PerSec      float64        `json:"events_per_s"`
+	MBPerSec    float64        `json:"mb_per_s,omitempty"`
+	CPUSeconds  float64        `json:"cpu_seconds"` // user+sys of the whole process during Seconds
+	PeakRSSMiB  float64        `json:"peak_rss_mib"`
+	HeapPeakMiB float64        `json:"go_heap_peak_mib"`
+	Extra       map[string]any `json:"extra,omitempty"`
+}
+
+// span times one measured section in wall and CPU time.
+type span struct {
+	wall time.Time
+	cpu  time.Duration
+}
+
+func startSpan() span { return span{wall: time.Now(), cpu: cpuTime()} }
+
+// row fills a result from the span ending at end (zero: now) for events
+// events and bytes bytes (0: no MB/s).
+func (s span) row(phase, what string, events, bytes int64, end time.Time) result {
+	if end.IsZero() {
+		end = time.Now()
+	}
+	secs := end.Sub(s.wall).Seconds()
+	r := result{Phase: phase, What: what, Events: events, Seconds: secs,
+		CPUSeconds: (cpuTime() - s.cpu).Seconds()}
+	if secs > 0 {
+		r.PerSec = float64(events) / secs
+		if bytes > 0 {
+			r.MBPerSec = float64(bytes) / 1e6 / secs
+		}
+	}
+	return r
+}
+
+// cpuTime is the user+system time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procStatus returns a field of /proc/self/status in bytes (VmHWM, VmRSS), 0
+// if it cannot be read.
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || name != field {
+			continue
+		}
+		f := strings.Fields(rest) // "123456 kB"
+		if len(f) == 0 {
+			return 0
+		}
+		kb, _ := strconv.ParseInt(f[0], 10, 64)
+		return kb << 10
+	}
+	return 0
+}
+
+// resetPeakRSS asks the kernel to restart VmHWM from the current RSS (used
+// when phases share one process).
+func resetPeakRSS() {
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// heapNow is the bytes of the Go heap occupied by objects, live or not yet
+// swept.
+func heapNow() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// heapSampler tracks the Go heap's peak by sampling it every 20ms.
+type heapSampler struct {
+	mu   sync.Mutex
+	peak uint64
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+func startHeapSampler(ctx context.Context) *heapSampler {
+	ctx, cancel := context.WithCancel(ctx)
+	h := &heapSampler{stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			h.sample()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapSampler) sample() {
+	v := heapNow()
+	h.mu.Lock()
+	h.peak = max(h.peak, v)
+	h.mu.Unlock()
+}
+
+// Close stops sampling and returns the peak seen.
+func (h *heapSampler) Close() uint64 {
+	h.stop()
+	<-h.done
+	h.sample()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.peak
+}
+
+// heapLive is the live heap after a full collection.
+func heapLive() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
