@@ -103,6 +103,7 @@ type inflight struct {
 	fut    jetstream.PubAckFuture
 	err    error // send error, when the message never left
 	tries  int
+	due    time.Time // when the acknowledgement is late
 }
 
 // NewPublisher returns a publisher on js. Close it to wait for the events in
@@ -162,6 +163,7 @@ func (p *Publisher) Send(ctx context.Context, e *events.Event) error {
 
 func (p *Publisher) publish(f *inflight) {
 	f.tries++
+	f.due = time.Now().Add(p.cfg.AckTimeout)
 	f.fut, f.err = p.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(f.id))
 }
 
@@ -175,7 +177,9 @@ func (p *Publisher) collect() {
 		for {
 			err := f.err
 			if err == nil {
-				timer.Reset(p.cfg.AckTimeout)
+				// Each event's own deadline: when a burst of acks is lost,
+				// they all time out together, not one after the other.
+				timer.Reset(max(time.Until(f.due), 0))
 				select {
 				case <-f.fut.Ok():
 				case err = <-f.fut.Err():
@@ -187,7 +191,12 @@ func (p *Publisher) collect() {
 				break
 			}
 			if retryable(err) && f.tries <= p.cfg.Retries {
-				time.Sleep(backoff(f.tries))
+				if f.err != nil {
+					// The send itself failed (no connection): wait before
+					// trying again. A timed-out ack is re-sent at once;
+					// its timeout was the wait.
+					time.Sleep(backoff(f.tries))
+				}
 				p.publish(f)
 				continue
 			}
@@ -205,7 +214,7 @@ func (p *Publisher) collect() {
 }
 
 func retryable(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,6 +136,7 @@ func TestSIGKILLMidStream(t *testing.T) {
 	ctx := t.Context()
 	nats := testutil.StartNATSProcess(t)
 	_, js := testutil.Client(t, nats.URL())
+	_, pubJS := testutil.Client(t, nats.URL())
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestSIGKILLMidStream(t *testing.T) {
 	var pubErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); sent, pubErr = publishSessions(ctx, t, js, crashEvents, 11) }()
+	go func() { defer wg.Done(); sent, pubErr = publishSessions(ctx, t, pubJS, crashEvents, 11) }()
 
 	cmd := start()
 	for _, at := range []uint64{20_000, 60_000} {
@@ -190,6 +192,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 	ctx := t.Context()
 	srv := testutil.StartNATSProcess(t)
 	_, js := testutil.Client(t, srv.URL())
+	_, pubJS := testutil.Client(t, srv.URL()) // the agents' own connection
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +203,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 	}
 	cfg := ingest.DefaultConfig()
 	cfg.BatchSize, cfg.FlushInterval, cfg.AckWait = 2000, 50*time.Millisecond, 5*time.Second
-	in, err := ingest.New(cfg, st, nil)
+	in, err := ingest.New(cfg, st, slog.New(slog.NewTextHandler(t.Output(), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +215,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 	var pubErr error
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); sent, pubErr = publishSessions(ctx, t, js, crashEvents, 13) }()
+	go func() { defer wg.Done(); sent, pubErr = publishSessions(ctx, t, pubJS, crashEvents, 13) }()
 
 	for _, at := range []int64{20_000, 60_000} {
 		waitFor(t, fmt.Sprintf("the ingester to take %d messages", at), 2*time.Minute, func() bool { return in.Stats().Snapshot().Messages >= at })
