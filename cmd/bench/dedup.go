@@ -25,10 +25,10 @@ func (e *env) ingestedScenario() (string, manifest, error) {
 	return "", manifest{}, errors.New("no ingested database: run the ingest or concurrent phase first")
 }
 
-// phaseDedupKeys opens (in a fresh process: the store was closed by the
+// phaseDedupOpen opens (in a fresh process: the store was closed by the
 // ingest phase) the database of N events and measures what loading the
 // de-duplication keys costs in time and Go heap.
-func phaseDedupKeys(ctx context.Context, e *env) ([]result, error) {
+func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err
@@ -66,11 +66,11 @@ func phaseDedupKeys(ctx context.Context, e *env) ([]result, error) {
 	return []result{r}, nil
 }
 
-// phaseDedupPass measures, on the database of N events, a clean pass of
+// phaseDedup measures, on the database of N events, a clean pass of
 // dupFrac·N new events and then a pass re-sending dupFrac·N of the stored
 // events without Nats-Msg-Id, which JetStream keeps and the ingester must
 // skip.
-func phaseDedupPass(ctx context.Context, e *env) ([]result, error) {
+func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ import (
 
 // stallAfter ends a wait for the ingester when it has committed nothing for
 // this long.
-const stallAfter = 2 * time.Minute
+const stallAfter = 10 * time.Minute
 
 // phasePublish publishes N synth events through agent.Publisher (defaults)
 // to the EVO stream, for the backlog ingest phase.

@@ -22,7 +22,8 @@ type result struct {
 	Seconds     float64        `json:"seconds"`
 	PerSec      float64        `json:"events_per_s"`
 	MBPerSec    float64        `json:"mb_per_s,omitempty"`
-	CPUSeconds  float64        `json:"cpu_seconds"` // user+sys of the whole process during Seconds
+	CPUSeconds  float64        `json:"cpu_seconds"`     // user+sys of the whole process during Seconds
+	OtherCPU    float64        `json:"other_cpu_cores"` // cores other processes kept busy meanwhile
 	PeakRSSMiB  float64        `json:"peak_rss_mib"`
 	HeapPeakMiB float64        `json:"go_heap_peak_mib"`
 	Extra       map[string]any `json:"extra,omitempty"`
@@ -32,9 +33,10 @@ type result struct {
 type span struct {
 	wall time.Time
 	cpu  time.Duration
+	busy time.Duration // machine-wide busy CPU time
 }
 
-func startSpan() span { return span{wall: time.Now(), cpu: cpuTime()} }
+func startSpan() span { return span{wall: time.Now(), cpu: cpuTime(), busy: machineBusy()} }
 
 // row fills a result from the span ending at end (zero: now) for events
 // events and bytes bytes (0: no MB/s).
@@ -43,9 +45,12 @@ func (s span) row(phase, what string, events, bytes int64, end time.Time) result
 		end = time.Now()
 	}
 	secs := end.Sub(s.wall).Seconds()
-	r := result{Phase: phase, What: what, Events: events, Seconds: secs,
-		CPUSeconds: (cpuTime() - s.cpu).Seconds()}
+	cpu := cpuTime() - s.cpu
+	r := result{Phase: phase, What: what, Events: events, Seconds: secs, CPUSeconds: cpu.Seconds()}
 	if secs > 0 {
+		// The figures mean little when other processes took the cores: say
+		// how much they did.
+		r.OtherCPU = max(0, (machineBusy()-s.busy-cpu).Seconds()/time.Since(s.wall).Seconds())
 		r.PerSec = float64(events) / secs
 		if bytes > 0 {
 			r.MBPerSec = float64(bytes) / 1e6 / secs
@@ -61,6 +66,29 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// machineBusy is the CPU time all processes have used since boot, from
+// /proc/stat (every state but idle and iowait).
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:9] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * (time.Second / 100) // USER_HZ
 }
 
 // procStatus returns a field of /proc/self/status in bytes (VmHWM, VmRSS), 0

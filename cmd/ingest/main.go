@@ -28,4 +28,3 @@ func main() {
 }
 
 var errUsage = errors.New("usage")
-

@@ -37,11 +37,11 @@ Flags:
 
 type options struct {
 	db, file, natsURL, listen, storeDir, httpAddr string
-	conn                                           bus.ConnConfig
-	stream                                         bus.StreamConfig
-	cfg                                            ingest.Config
-	rebuild                                        bool
-	logLevel, logFormat                            string
+	conn                                          bus.ConnConfig
+	stream                                        bus.StreamConfig
+	cfg                                           ingest.Config
+	rebuild                                       bool
+	logLevel, logFormat                           string
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {

@@ -68,7 +68,10 @@ func (c *collector) Send(ctx context.Context, e *events.Event) error {
 
 // badMessages are published raw on agent subjects; each must end as a dead
 // letter with the reason code given.
-func badMessages(tb testing.TB, good *events.Event, maxBytes int) []struct{ subject, code string; data []byte } {
+func badMessages(tb testing.TB, good *events.Event, maxBytes int) []struct {
+	subject, code string
+	data          []byte
+} {
 	tb.Helper()
 	mismatch, _ := json.Marshal(good)
 	big := strings.Repeat("x", maxBytes)
@@ -203,7 +206,7 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 	for _, m := range bad {
 		var n int64
 		var reason string
-		db.QueryRow(`SELECT count(*), any_value(reason) FROM dead_letters WHERE reason_code = ? AND length(raw) = ?`, m.code, len(m.data)).Scan(&n, &reason)
+		db.QueryRow(`SELECT count(*), any_value(reason) FROM dead_letters WHERE reason_code = ? AND octet_length(raw) = ?`, m.code, len(m.data)).Scan(&n, &reason)
 		if n != 1 || reason == "" {
 			t.Errorf("dead letter %s: %d rows with its raw bytes, reason %q; want 1 with a reason", m.code, n, reason)
 		}

@@ -230,4 +230,3 @@ func (st *state) replan(ctx context.Context, cur int) error {
 }
 
 func clone(ts []agent.Task) []agent.Task { return append([]agent.Task(nil), ts...) }
-
