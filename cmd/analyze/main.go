@@ -1,0 +1,101 @@
+// Command analyze turns the event tables into evolution signals: replan
+// statistics, hint-failure correlations, task-type → tool mappings, learned
+// hint rules, rule effects and the evolution curve. Every number comes from
+// one .sql file in queries/; `analyze <command> -h` explains each command.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// command is one subcommand: its one-line summary and its run function.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands (one line each, no init registries).
+var commands = map[string]command{}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, "analyze:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+var errUsage = errors.New("usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: analyze <command> [flags]
+
+Reads a DuckDB file written by the ingester (-db) and prints evolution
+signals as a table, CSV or JSON (-format). Every command takes -since/-until
+(RFC 3339, a date, or a duration back from now such as 24h or 7d), the
+filters -agent, -model, -task-type, and -by (a comma-separated list of
+agent, agent_version, model, task_type, day, week, ruleset).
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+The SQL behind each number is in queries/analyze/; docs/analyze.md documents
+the JSON shapes.
+`)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return errUsage
+	}
+	name := args[0]
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
+		usage(stdout)
+		return nil
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "analyze: unknown command %q\n\n", name)
+		usage(stderr)
+		return errUsage
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+// splitList splits a comma-separated flag value, dropping empty parts.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+// Package render prints analysis results as a terminal table, CSV or JSON.
+// JSON is the stable, documented shape (docs/analyze.md): an Envelope whose
+// rows are the analyzer's row structs, encoded by their json tags. Table and
+// CSV show the same rows, one column per top-level json field; nested values
+// (lists, objects) are shown as compact JSON.
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Formats are the output formats.
+var Formats = []string{"table", "json", "csv"}
+
+// ShapeVersion is the version of the JSON envelope and row shapes. It
+// changes only with a breaking change of a documented field.
+const ShapeVersion = 1
+
+// Envelope wraps every analysis in JSON output.
+type Envelope struct {
+	Analysis    string    `json:"analysis"`
+	Version     int       `json:"version"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Filter      any       `json:"filter"`
+	Classifier  string    `json:"classifier,omitempty"` // taxonomy version, where task types were classified
+	Rows        any       `json:"rows"`
+	Extra       any       `json:"extra,omitempty"` // analysis-specific sections (documented per analysis)
+	Notes       []string  `json:"notes,omitempty"` // data-quality lines and method notes
+}
+
+// Write prints env in format. rows must be a slice of structs (or of
+// pointers to structs).
+func Write(w io.Writer, format string, env *Envelope) error {
+	env.Version = ShapeVersion
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(env)
+	case "csv":
+		head, body, err := cells(env.Rows)
+		if err != nil {
+			return err
+		}
+		cw := csv.NewWriter(w)
+		cw.Write(head)
+		cw.WriteAll(body)
+		return cw.Error()
+	case "table":
+		head, body, err := cells(env.Rows)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for _, r := range body {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if len(body) == 0 {
+			fmt.Fprintln(w, "(no rows)")
+		}
+		for _, n := range env.Notes {
+			fmt.Fprintln(w, "note:", n)
+		}
+		return nil
+	}
+	return fmt.Errorf("format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// cells flattens a slice of structs into a header and string rows.
+func cells(rows any) ([]string, [][]string, error) {
+	v := reflect.ValueOf(rows)
+	if v.Kind() != reflect.Slice {
+		return nil, nil, fmt.Errorf("render: rows are %T, want a slice of structs", rows)
+	}
+	et := v.Type().Elem()
+	for et.Kind() == reflect.Pointer {
+		et = et.Elem()
+	}
+	if et.Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("render: rows are %T, want a slice of structs", rows)
+	}
+	var head []string
+	var idx [][]int
+	var walk func(t reflect.Type, prefix []int)
+	walk = func(t reflect.Type, prefix []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			path := append(append([]int(nil), prefix...), i)
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, path)
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			head = append(head, name)
+			idx = append(idx, path)
+		}
+	}
+	walk(et, nil)
+	body := make([][]string, 0, v.Len())
+	for i := range v.Len() {
+		rv := v.Index(i)
+		for rv.Kind() == reflect.Pointer {
+			rv = rv.Elem()
+		}
+		row := make([]string, len(idx))
+		for j, p := range idx {
+			row[j] = cell(rv.FieldByIndex(p))
+		}
+		body = append(body, row)
+	}
+	return head, body, nil
+}
+
+func cell(v reflect.Value) string {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if f != f { // NaN: undefined (no data)
+			return ""
+		}
+		return strconv.FormatFloat(f, 'f', 4, 64)
+	case reflect.String:
+		return v.String()
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprint(v.Interface())
+	}
+	if t, ok := v.Interface().(time.Time); ok {
+		return t.UTC().Format(time.RFC3339)
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		return fmt.Sprint(v.Interface())
+	}
+	return string(b)
+}
