@@ -33,3 +33,47 @@ type (
 	DepthLimit     = events.DepthLimitReachedData
 	SessionEnded   = events.SessionEndedData
 )
+
+// The enumerations of the v1 contract.
+type (
+	Origin      = events.Origin
+	Phase       = events.Phase
+	StripReason = events.StripReason
+	Trigger     = events.Trigger
+	Completion  = events.Completion
+	Outcome     = events.Outcome
+	Feedback    = events.Feedback
+)
+
+// Their values.
+const (
+	OriginModel    = events.OriginModel
+	OriginFallback = events.OriginFallback
+	OriginEmpty    = events.OriginEmpty
+
+	PhasePlan   = events.PhasePlan
+	PhaseReplan = events.PhaseReplan
+
+	StripUnavailable = events.StripUnavailable
+	StripRule        = events.StripRule
+
+	TriggerModel        = events.TriggerModel
+	TriggerDepthLimit   = events.TriggerDepthLimit
+	TriggerToolFailures = events.TriggerToolFailures
+	TriggerNoProgress   = events.TriggerNoProgress
+	TriggerUser         = events.TriggerUser
+
+	CompletionSuccess        = events.CompletionSuccess
+	CompletionPartialSuccess = events.CompletionPartialSuccess
+	CompletionFailure        = events.CompletionFailure
+
+	OutcomeSuccess        = events.OutcomeSuccess
+	OutcomePartialSuccess = events.OutcomePartialSuccess
+	OutcomeFailure        = events.OutcomeFailure
+	OutcomeAborted        = events.OutcomeAborted
+	OutcomeTimeout        = events.OutcomeTimeout
+
+	FeedbackPos     = events.FeedbackPos
+	FeedbackNeg     = events.FeedbackNeg
+	FeedbackNeutral = events.FeedbackNeutral
+)

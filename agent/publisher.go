@@ -97,13 +97,14 @@ type Publisher struct {
 }
 
 type inflight struct {
-	msg    *nats.Msg
-	id     string
-	source string
-	fut    jetstream.PubAckFuture
-	err    error // send error, when the message never left
-	tries  int
-	due    time.Time // when the acknowledgement is late
+	subject string
+	body    []byte
+	id      string
+	source  string
+	fut     jetstream.PubAckFuture
+	err     error // send error, when the message never left
+	tries   int
+	due     time.Time // when the acknowledgement is late
 }
 
 // NewPublisher returns a publisher on js. Close it to wait for the events in
@@ -152,10 +153,7 @@ func (p *Publisher) Send(ctx context.Context, e *events.Event) error {
 	p.sending.Add(1)
 	p.mu.Unlock()
 	defer p.sending.Done()
-	msg := nats.NewMsg(p.Subject(e.Source))
-	msg.Data = body
-	msg.Header.Set(jetstream.MsgIDHeader, e.ID)
-	f := &inflight{msg: msg, id: e.ID, source: e.Source}
+	f := &inflight{subject: p.Subject(e.Source), body: body, id: e.ID, source: e.Source}
 	p.publish(f)
 	p.pending <- f
 	return nil
@@ -164,7 +162,11 @@ func (p *Publisher) Send(ctx context.Context, e *events.Event) error {
 func (p *Publisher) publish(f *inflight) {
 	f.tries++
 	f.due = time.Now().Add(p.cfg.AckTimeout)
-	f.fut, f.err = p.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(f.id))
+	// A fresh message each try: the JetStream client may still read the
+	// previous one's headers.
+	msg := nats.NewMsg(f.subject)
+	msg.Data = f.body
+	f.fut, f.err = p.js.PublishMsgAsync(msg, jetstream.WithMsgID(f.id))
 }
 
 // collect waits for the acknowledgements in send order, re-sends what timed
@@ -200,7 +202,7 @@ func (p *Publisher) collect() {
 				p.publish(f)
 				continue
 			}
-			p.fail(&DeliveryError{ID: f.id, Source: f.source, Subject: f.msg.Subject, Tries: f.tries, Err: err})
+			p.fail(&DeliveryError{ID: f.id, Source: f.source, Subject: f.subject, Tries: f.tries, Err: err})
 			break
 		}
 		<-p.slots
