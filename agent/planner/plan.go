@@ -55,7 +55,6 @@ func (p *Planner) createPlan(ctx context.Context, tasks []agent.Task, origin eve
 	tasks, strips := p.sanitize(tasks, events.PhasePlan)
 	p.phase = planned
 	p.tasks = tasks
-	p.maxID = int64(len(tasks))
 	e := emitter{ctx: ctx, s: p.s}
 	e.emit(events.PlanCreated, agent.PlanCreated{Tasks: cloneTasks(tasks), Origin: origin, ParseError: parseErr})
 	e.strips(strips)

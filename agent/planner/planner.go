@@ -91,7 +91,6 @@ type Planner struct {
 	info       StartInfo
 	start      time.Time
 	tasks      []agent.Task
-	maxID      int64 // the highest task id of the session
 	replans    int64 // update_task_plan calls, rejected ones included
 	calls      int64 // tool calls, control calls included
 	failed     int64 // tool calls with ok false

@@ -25,8 +25,9 @@ const (
 // are kept, in order; the pending ones are dropped. Each listed task is new,
 // except one marked completed whose id is a kept task's (a model restating
 // the done work): it is skipped. New tasks are numbered after the highest
-// task id of the session — never reusing a dropped task's id, as task ids
-// are unique within a session — not completed, and sanitised
+// kept id, as the seed agent does (so a dropped task's id is reused by a new
+// task: a task is identified by its id within one plan version), not
+// completed, and sanitised
 // (SanitizeAndEnhance, phase replan). The new plan is the kept tasks, then
 // the new ones.
 //
@@ -93,9 +94,13 @@ func (p *Planner) UpdateTaskPlan(ctx context.Context, tasks []agent.Task, reason
 	}
 
 	fresh = cloneTasks(fresh)
+	var next int64
+	for _, t := range kept {
+		next = max(next, t.ID)
+	}
 	for i := range fresh {
-		p.maxID++
-		fresh[i].ID = p.maxID
+		next++
+		fresh[i].ID = next
 		fresh[i].Completed = false
 	}
 	fresh, strips := p.sanitize(fresh, events.PhaseReplan)

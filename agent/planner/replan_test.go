@@ -49,17 +49,17 @@ func TestUpdateTaskPlan(t *testing.T) {
 		events  func(tb testing.TB) []string
 	}{
 		{
-			name:    "completed tasks kept, pending ones dropped, new ones numbered after the highest id",
+			name:    "completed tasks kept, pending ones dropped, new ones numbered after the highest kept id",
 			setup:   completeFirst,
 			tasks:   []agent.Task{task(1, "Check the credentials", "run_command"), done(task(2, "Retry the upload", "run_command"))},
 			reason:  "AccessDenied",
 			trigger: events.TriggerToolFailures,
-			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "Check the credentials"),
-				Tasks: []agent.Task{done(plan[0]), task(4, "Check the credentials", "run_command"), task(5, "Retry the upload", "run_command")}},
+			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 2, "Check the credentials"),
+				Tasks: []agent.Task{done(plan[0]), task(2, "Check the credentials", "run_command"), task(3, "Retry the upload", "run_command")}},
 			events: func(tb testing.TB) []string {
 				return []string{
 					ev(tb, events.PlanUpdated, updated(1, events.TriggerToolFailures, "AccessDenied",
-						[]agent.Task{done(plan[0]), task(4, "Check the credentials", "run_command"), task(5, "Retry the upload", "run_command")},
+						[]agent.Task{done(plan[0]), task(2, "Check the credentials", "run_command"), task(3, "Retry the upload", "run_command")},
 						[]int64{1}, plan[1:], false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
@@ -70,12 +70,12 @@ func TestUpdateTaskPlan(t *testing.T) {
 			setup:  completeFirst,
 			tasks:  []agent.Task{done(task(1, "Build the docs", "run_command")), task(2, "Upload with the CLI", "run_command")},
 			reason: "use the CLI",
-			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "Upload with the CLI"),
-				Tasks: []agent.Task{done(plan[0]), task(4, "Upload with the CLI", "run_command")}},
+			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 2, "Upload with the CLI"),
+				Tasks: []agent.Task{done(plan[0]), task(2, "Upload with the CLI", "run_command")}},
 			events: func(tb testing.TB) []string {
 				return []string{
 					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "use the CLI",
-						[]agent.Task{done(plan[0]), task(4, "Upload with the CLI", "run_command")}, []int64{1}, plan[1:], false)),
+						[]agent.Task{done(plan[0]), task(2, "Upload with the CLI", "run_command")}, []int64{1}, plan[1:], false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -83,10 +83,10 @@ func TestUpdateTaskPlan(t *testing.T) {
 		{
 			name:  "nothing completed: nothing kept, all dropped",
 			tasks: []agent.Task{task(0, "Start over", "")},
-			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "Start over"), Tasks: []agent.Task{task(4, "Start over", "")}},
+			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "Start over"), Tasks: []agent.Task{task(1, "Start over", "")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "", []agent.Task{task(4, "Start over", "")}, nil, plan, false)),
+					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "", []agent.Task{task(1, "Start over", "")}, nil, plan, false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -96,14 +96,14 @@ func TestUpdateTaskPlan(t *testing.T) {
 			cfg: Config{Tools: testTools, Rules: RuleSet{Version: "v1", Rules: []Rule{
 				{ID: "r-9", Kind: KindReplace, TaskType: "search", ToolHint: "search_web", Instead: "grep"}}}},
 			tasks: []agent.Task{task(0, "Group by owner", "spreadsheet"), typed(task(0, "Find owners", "search_web"), "search")},
-			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "Group by owner"),
-				Tasks: []agent.Task{task(4, "Group by owner", ""), typed(task(5, "Find owners", "grep"), "search")}},
+			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "Group by owner"),
+				Tasks: []agent.Task{task(1, "Group by owner", ""), typed(task(2, "Find owners", "grep"), "search")}},
 			events: func(tb testing.TB) []string {
 				return []string{
 					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "",
-						[]agent.Task{task(4, "Group by owner", ""), typed(task(5, "Find owners", "grep"), "search")}, nil, plan, false)),
-					ev(tb, events.HintStripped, agent.HintStripped{TaskID: 4, ToolHint: "spreadsheet", Phase: events.PhaseReplan, Reason: events.StripUnavailable}),
-					ev(tb, events.HintStripped, agent.HintStripped{TaskID: 5, ToolHint: "search_web", Phase: events.PhaseReplan, Reason: events.StripRule, RuleID: "r-9"}),
+						[]agent.Task{task(1, "Group by owner", ""), typed(task(2, "Find owners", "grep"), "search")}, nil, plan, false)),
+					ev(tb, events.HintStripped, agent.HintStripped{TaskID: 1, ToolHint: "spreadsheet", Phase: events.PhaseReplan, Reason: events.StripUnavailable}),
+					ev(tb, events.HintStripped, agent.HintStripped{TaskID: 2, ToolHint: "search_web", Phase: events.PhaseReplan, Reason: events.StripRule, RuleID: "r-9"}),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -137,11 +137,11 @@ func TestUpdateTaskPlan(t *testing.T) {
 			name:  "third call is over the default cap of 3: stop replanning",
 			setup: replans(2),
 			tasks: []agent.Task{task(0, "Use list prices", "")},
-			want: Result{Accepted: true, OverCap: true, Message: fmt.Sprintf(msgSoftCap, 3, 3, 4, "Use list prices"),
-				Tasks: []agent.Task{task(4, "Use list prices", "")}},
+			want: Result{Accepted: true, OverCap: true, Message: fmt.Sprintf(msgSoftCap, 3, 3, 1, "Use list prices"),
+				Tasks: []agent.Task{task(1, "Use list prices", "")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(3, events.TriggerModel, "", []agent.Task{task(4, "Use list prices", "")}, nil, plan, true)),
+					ev(tb, events.PlanUpdated, updated(3, events.TriggerModel, "", []agent.Task{task(1, "Use list prices", "")}, nil, plan, true)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -150,10 +150,10 @@ func TestUpdateTaskPlan(t *testing.T) {
 			name:  "second call is under the cap",
 			setup: replans(1),
 			tasks: []agent.Task{task(0, "x", "")},
-			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "x"), Tasks: []agent.Task{task(4, "x", "")}},
+			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "x"), Tasks: []agent.Task{task(1, "x", "")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(2, events.TriggerModel, "", []agent.Task{task(4, "x", "")}, nil, plan, false)),
+					ev(tb, events.PlanUpdated, updated(2, events.TriggerModel, "", []agent.Task{task(1, "x", "")}, nil, plan, false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -173,10 +173,10 @@ func TestUpdateTaskPlan(t *testing.T) {
 			name:  "configured cap of 1",
 			cfg:   Config{Tools: testTools, ReplanSoftCap: 1},
 			tasks: []agent.Task{task(0, "x", "grep")},
-			want:  Result{Accepted: true, OverCap: true, Message: fmt.Sprintf(msgSoftCap, 1, 1, 4, "x"), Tasks: []agent.Task{task(4, "x", "grep")}},
+			want:  Result{Accepted: true, OverCap: true, Message: fmt.Sprintf(msgSoftCap, 1, 1, 1, "x"), Tasks: []agent.Task{task(1, "x", "grep")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "", []agent.Task{task(4, "x", "grep")}, nil, plan, true)),
+					ev(tb, events.PlanUpdated, updated(1, events.TriggerModel, "", []agent.Task{task(1, "x", "grep")}, nil, plan, true)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
@@ -189,26 +189,26 @@ func TestUpdateTaskPlan(t *testing.T) {
 				mustNil(tb, "RecordToolCall()", err)
 			},
 			tasks: []agent.Task{task(0, "Mock the API", "write_file")},
-			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 4, "Mock the API"), Tasks: []agent.Task{task(4, "Mock the API", "write_file")}},
+			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "Mock the API"), Tasks: []agent.Task{task(1, "Mock the API", "write_file")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(1, events.TriggerDepthLimit, "", []agent.Task{task(4, "Mock the API", "write_file")}, nil, plan, false)),
+					ev(tb, events.PlanUpdated, updated(1, events.TriggerDepthLimit, "", []agent.Task{task(1, "Mock the API", "write_file")}, nil, plan, false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},
 		},
 		{
-			name: "dropped ids never reused",
+			name: "with nothing kept, ids restart at 1: a dropped id names a new task",
 			setup: func(tb testing.TB, f *fixture) {
 				_, err := f.p.UpdateTaskPlan(tb.Context(), []agent.Task{task(0, "a", ""), task(0, "b", "")}, "", events.TriggerModel)
 				mustNil(tb, "UpdateTaskPlan()", err)
 			},
 			tasks: []agent.Task{task(0, "c", "")},
-			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 6, "c"), Tasks: []agent.Task{task(6, "c", "")}},
+			want:  Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "c"), Tasks: []agent.Task{task(1, "c", "")}},
 			events: func(tb testing.TB) []string {
 				return []string{
-					ev(tb, events.PlanUpdated, updated(2, events.TriggerModel, "", []agent.Task{task(6, "c", "")}, nil,
-						[]agent.Task{task(4, "a", ""), task(5, "b", "")}, false)),
+					ev(tb, events.PlanUpdated, updated(2, events.TriggerModel, "", []agent.Task{task(1, "c", "")}, nil,
+						[]agent.Task{task(1, "a", ""), task(2, "b", "")}, false)),
 					ev(tb, events.ToolCalled, okCall),
 				}
 			},

@@ -227,13 +227,13 @@ func TestSessionFollowsContract(t *testing.T) {
 			_, err := f.p.UpdateTaskPlan(ctx, []agent.Task{task(0, "d", "spreadsheet"), task(0, "e", "search_web")}, "", "")
 			return err
 		},
-		func() error { _, err := f.p.CompleteTask(ctx, 4, events.CompletionFailure, ""); return err },
+		func() error { _, err := f.p.CompleteTask(ctx, 2, events.CompletionFailure, ""); return err },
 		func() error {
 			_, err := f.p.UpdateTaskPlan(ctx, []agent.Task{task(0, "f", "write_file")}, "", "")
 			return err
 		},
 		func() error { _, err := f.p.RecordToolCall(ctx, "write_file", true, "", "", time.Second); return err },
-		func() error { _, err := f.p.CompleteTask(ctx, 6, "", ""); return err },
+		func() error { _, err := f.p.CompleteTask(ctx, 2, "", ""); return err },
 		func() error { return f.p.End(ctx, events.OutcomePartialSuccess, events.FeedbackNeg) },
 	}
 	for i, s := range steps {
