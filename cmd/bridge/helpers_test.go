@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/events"
+)
+
+const fixtures = "../../testdata/bridge"
+
+// testConfig is the translator configuration of the tests.
+var testConfig = translatorConfig{
+	Agent: "skilllite", Source: "skilllite/bridge/test-host", AgentVersion: "0.9.4", Model: "unknown",
+	Tools: []string{"complete_task", "update_task_plan"},
+}
+
+// testClock starts at 2026-03-02T00:00:00Z and advances one second a call.
+func testClock() func() time.Time {
+	at := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		at = at.Add(time.Second)
+		return at
+	}
+}
+
+// translated is what translating an input gave.
+type translated struct {
+	events []*events.Event // decoded from the JSON lines written
+	bad    []int           // line numbers reported malformed
+	stats  counts
+}
+
+// translate runs the translator over input and decodes every event it
+// wrote: each must pass events.Decode (the contract).
+func translate(tb testing.TB, input []byte) translated {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := agent.NewJSONLWriter(&buf)
+	tr := newTranslator(testConfig, w, testClock())
+	var res translated
+	lr := newLineReader(bytes.NewReader(input), maxLineBytes)
+	ctx := context.Background()
+	for n := 1; ; n++ {
+		raw, tooLong, err := lr.next()
+		if err != nil {
+			break
+		}
+		if tooLong {
+			err = tr.TooLong(n, maxLineBytes)
+		} else {
+			err = tr.Line(ctx, n, raw)
+		}
+		var le *lineError
+		switch {
+		case errors.As(err, &le):
+			if le.Line != n {
+				tb.Fatalf("line %d reported as line %d", n, le.Line)
+			}
+			res.bad = append(res.bad, n)
+		case err != nil:
+			tb.Fatalf("line %d: %v", n, err)
+		}
+	}
+	if err := tr.Close(ctx); err != nil {
+		tb.Fatalf("Close: %v", err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	res.stats = tr.Stats()
+	res.events = decodeLines(tb, buf.Bytes())
+	if int64(len(res.events)) != res.stats.Events {
+		tb.Fatalf("%d events written, stats say %d", len(res.events), res.stats.Events)
+	}
+	return res
+}
+
+func readFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// decodeLines decodes JSON lines of events; each must pass events.Decode.
+func decodeLines(tb testing.TB, b []byte) []*events.Event {
+	tb.Helper()
+	var evs []*events.Event
+	for i, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		e, err := events.Decode(line)
+		if err != nil {
+			tb.Fatalf("event line %d does not pass the contract: %v\n%s", i+1, err, line)
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// checkSessions checks the envelope of a stream of sessions: each session
+// (subject) is a fresh UUIDv7, numbered from seq 1 without gaps, starts with
+// agent.session.started and ends with agent.session.ended; every event has
+// a fresh UUIDv7 id and the source.
+func checkSessions(tb testing.TB, evs []*events.Event, source string) {
+	tb.Helper()
+	seq := map[string]int64{}
+	ids := map[string]bool{}
+	var open string
+	for i, e := range evs {
+		if e.Source != source {
+			tb.Errorf("event %d: source %q, want %q", i+1, e.Source, source)
+		}
+		if id, err := uuid.Parse(e.ID); err != nil || id.Version() != 7 || ids[e.ID] {
+			tb.Errorf("event %d: id %q is not a fresh UUIDv7", i+1, e.ID)
+		}
+		ids[e.ID] = true
+		if e.Type == events.SessionStarted {
+			if open != "" {
+				tb.Errorf("event %d: session %s starts while %s is open", i+1, e.Subject, open)
+			}
+			if _, ok := seq[e.Subject]; ok {
+				tb.Errorf("event %d: session id %s used twice", i+1, e.Subject)
+			}
+			if id, err := uuid.Parse(e.Subject); err != nil || id.Version() != 7 {
+				tb.Errorf("event %d: session id %q is not a UUIDv7", i+1, e.Subject)
+			}
+			open = e.Subject
+		}
+		if e.Subject != open {
+			tb.Errorf("event %d (%s): session %s, want the open one %q", i+1, e.Type, e.Subject, open)
+		}
+		seq[e.Subject]++
+		if e.Seq != seq[e.Subject] {
+			tb.Errorf("event %d: seq %d, want %d", i+1, e.Seq, seq[e.Subject])
+		}
+		if e.Type == events.SessionEnded {
+			open = ""
+		}
+	}
+	if open != "" {
+		tb.Errorf("session %s never ends", open)
+	}
+}
+
+// render shows an event's type and key fields on one line.
+func render(tb testing.TB, e *events.Event) string {
+	tb.Helper()
+	p, err := e.Payload()
+	if err != nil {
+		tb.Fatalf("payload of %s: %v", e.Type, err)
+	}
+	switch d := p.(type) {
+	case *events.SessionStartedData:
+		return fmt.Sprintf("started goal=%q agent=%s model=%s tools=%s", d.Goal, d.Agent, d.Model, strings.Join(d.Tools, ","))
+	case *events.PlanCreatedData:
+		return fmt.Sprintf("plan.created %s tasks=%s", d.Origin, taskIDs(d.Tasks))
+	case *events.PlanUpdatedData:
+		s := fmt.Sprintf("plan.updated #%d %s", d.Replan, d.Trigger)
+		if d.Reason != "" {
+			s += fmt.Sprintf(" reason=%q", d.Reason)
+		}
+		if !d.Valid {
+			return s + fmt.Sprintf(" rejected error=%q over_cap=%v", d.Error, d.OverCap)
+		}
+		return s + fmt.Sprintf(" tasks=%s kept=%s dropped=%s over_cap=%v", taskIDs(d.Tasks), ids(d.Kept), taskIDs(d.Dropped), d.OverCap)
+	case *events.ToolCalledData:
+		task, hint := "-", "-"
+		if d.TaskID != nil {
+			task = fmt.Sprint(*d.TaskID)
+		}
+		if d.Hint != nil {
+			hint = *d.Hint
+		}
+		s := fmt.Sprintf("tool %s task=%s hint=%s", d.Tool, task, hint)
+		if d.OK {
+			s += " ok"
+		} else {
+			s += fmt.Sprintf(" failed error=%q", d.Error)
+			if d.ErrorKind != "" {
+				s += " kind=" + d.ErrorKind
+			}
+		}
+		if d.Control {
+			s += " control"
+		}
+		if d.DurationMS != 0 {
+			s += fmt.Sprintf(" ms=%d", d.DurationMS)
+		}
+		return s
+	case *events.TaskCompletedData:
+		s := fmt.Sprintf("task.completed %d %s calls=%d", d.TaskID, d.Completion, d.ToolCalls)
+		if d.Reported != "" {
+			s += " reported=" + string(d.Reported)
+		}
+		if d.Summary != "" {
+			s += fmt.Sprintf(" summary=%q", d.Summary)
+		}
+		return s
+	case *events.SessionEndedData:
+		return fmt.Sprintf("ended %s replans=%d calls=%d failed=%d iterations=%d ms=%d",
+			d.Outcome, d.Replans, d.ToolCalls, d.FailedToolCalls, d.Iterations, d.DurationMS)
+	}
+	return string(e.Type)
+}
+
+func taskIDs(ts []events.Task) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprint(&b, t.ID)
+		if t.Completed {
+			b.WriteByte('*')
+		}
+	}
+	return b.String() + "]"
+}
+
+func ids(xs []int64) string { return fmt.Sprint(xs) }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/testutil"
+)
+
+const testSource = "skilllite/bridge/test-host"
+
+func types(evs []*events.Event) []events.Type {
+	var ts []events.Type
+	for _, e := range evs {
+		ts = append(ts, e.Type)
+	}
+	return ts
+}
+
+func TestRunWritesJSONLines(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "two_replans.jsonl"), "-out", "-"}
+	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	}
+	evs := decodeLines(t, out.Bytes())
+	checkSessions(t, evs, testSource)
+	want := types(translate(t, readFixture(t, "two_replans.jsonl")).events)
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Errorf("run wrote %v, want %v", got, want)
+	}
+	if want := "bridge: 29 lines read, 19 events emitted, 1 sessions, 0 ignored, 0 malformed\n"; errOut.String() != want {
+		t.Errorf("stderr = %q, want %q", errOut.String(), want)
+	}
+}
+
+func TestRunReadsStdinReportsMalformed(t *testing.T) {
+	stdin := bytes.NewReader(readFixture(t, "malformed.jsonl"))
+	file := filepath.Join(t.TempDir(), "events.jsonl")
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-out", file}
+	if err := run(t.Context(), args, stdin, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := decodeLines(t, b)
+	checkSessions(t, evs, testSource)
+	if len(evs) != 4 {
+		t.Errorf("wrote %d events, want 4", len(evs))
+	}
+	var lines []string
+	for _, m := range regexp.MustCompile(`level=WARN msg="malformed line skipped" line=(\d+) `).FindAllStringSubmatch(errOut.String(), -1) {
+		lines = append(lines, m[1])
+	}
+	if want := strings.Fields("2 3 4 5 6 7 8 9 10 11 12 13 15 19 21"); !slices.Equal(lines, want) {
+		t.Errorf("reported lines %v, want %v\n%s", lines, want, errOut.String())
+	}
+	if want := "bridge: 21 lines read, 4 events emitted, 1 sessions, 0 ignored, 15 malformed\n"; !strings.HasSuffix(errOut.String(), want) {
+		t.Errorf("stderr ends %q, want %q", errOut.String(), want)
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing (events went to -out)", out.String())
+	}
+}
+
+// lineFeeder hands out one line a Read, and calls hook before the line at
+// index at.
+type lineFeeder struct {
+	lines [][]byte
+	at    int
+	hook  func()
+}
+
+func (f *lineFeeder) Read(p []byte) (int, error) {
+	if len(f.lines) == 0 {
+		return 0, io.EOF
+	}
+	if f.at--; f.at == -1 {
+		f.hook()
+	}
+	n := copy(p, f.lines[0])
+	f.lines[0] = f.lines[0][n:]
+	if len(f.lines[0]) == 0 {
+		f.lines = f.lines[1:]
+	}
+	return n, nil
+}
+
+// An interrupt stops the intake; the open turn still ends (aborted) and
+// what was translated is written.
+func TestRunInterruptEndsOpenTurn(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	lines := bytes.SplitAfter(readFixture(t, "two_replans.jsonl"), []byte("\n"))
+	stdin := &lineFeeder{lines: lines, at: 3, hook: cancel}
+	var out, errOut bytes.Buffer
+	err := run(ctx, []string{"-agent", "skilllite", "-source", testSource, "-out", "-"}, stdin, &out, &errOut)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("run = %v, want context.Canceled", err)
+	}
+	evs := decodeLines(t, out.Bytes())
+	checkSessions(t, evs, testSource)
+	want := []string{
+		`started goal="Find the cause of the flaky TestUpload and fix it" agent=skilllite model=unknown tools=`,
+		`plan.created model tasks=[1 2 3]`,
+		`tool run_command task=1 hint=run_command ok`,
+		`ended aborted replans=0 calls=1 failed=0 iterations=1`,
+	}
+	for i, e := range evs {
+		if got := render(t, e); i >= len(want) || !strings.HasPrefix(got, want[i]) {
+			t.Errorf("event %d = %s, want %s…", i+1, got, want[min(i, len(want)-1)])
+		}
+	}
+	if len(evs) != len(want) {
+		t.Errorf("%d events, want %d", len(evs), len(want))
+	}
+}
+
+func TestRunPublishesToJetStream(t *testing.T) {
+	srv, _, js := testutil.Embedded(t)
+	ctx := t.Context()
+	st, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-nats", srv.ClientURL(),
+		"-in", filepath.Join(fixtures, "shared_session_key.jsonl"), "-tools", "read_file, write_file,,"}
+	if err := run(ctx, args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 9 {
+		t.Fatalf("stream holds %d messages, want 9\n%s", info.State.Msgs, errOut.String())
+	}
+	var evs []*events.Event
+	for seq := uint64(1); seq <= info.State.Msgs; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := events.Decode(m.Data)
+		if err != nil {
+			t.Fatalf("message %d does not pass the contract: %v", seq, err)
+		}
+		if m.Subject != "evo.skilllite" {
+			t.Errorf("message %d on %s, want evo.skilllite", seq, m.Subject)
+		}
+		if got := m.Header.Get(jetstream.MsgIDHeader); got != e.ID {
+			t.Errorf("message %d: Nats-Msg-Id %q, want the event id %q", seq, got, e.ID)
+		}
+		evs = append(evs, e)
+	}
+	checkSessions(t, evs, testSource)
+	want := types(translate(t, readFixture(t, "shared_session_key.jsonl")).events)
+	if got := types(evs); !slices.Equal(got, want) {
+		t.Errorf("stream holds %v, want %v", got, want)
+	}
+	p, err := evs[0].Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.(*events.SessionStartedData).Tools, []string{"read_file", "write_file"}; !slices.Equal(got, want) {
+		t.Errorf("tools = %q, want %q (from -tools)", got, want)
+	}
+	if want := "bridge: 12 lines read, 9 events emitted, 2 sessions, 1 ignored, 0 malformed\n"; !strings.HasSuffix(errOut.String(), want) {
+		t.Errorf("stderr ends %q, want %q", errOut.String(), want)
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	in := filepath.Join(fixtures, "no_replan.jsonl")
+	tests := []struct {
+		name string
+		args []string
+		want string // in stderr
+	}{
+		{"no agent", []string{"-out", "-", "-in", in}, "-agent is required"},
+		{"agent not a subject token", []string{"-agent", "sk.lite", "-out", "-"}, `-agent "sk.lite": want letters`},
+		{"neither -out nor -nats", []string{"-agent", "skilllite"}, "-out FILE (- for stdout) or -nats URL"},
+		{"both -out and -nats", []string{"-agent", "skilllite", "-out", "-", "-nats", "nats://127.0.0.1:1"}, "exclude each other"},
+		{"source of another agent", []string{"-agent", "skilllite", "-source", "coder/x", "-out", "-"}, `first segment "coder" is not the -agent name "skilllite"`},
+		{"source with a space", []string{"-agent", "skilllite", "-source", "skilllite/a b", "-out", "-"}, `-source "skilllite/a b"`},
+		{"user without password", []string{"-agent", "skilllite", "-nats", "nats://127.0.0.1:1", "-user", "u"}, "user and password go together"},
+		{"bad prefix", []string{"-agent", "skilllite", "-nats", "nats://127.0.0.1:1", "-prefix", "evo.>"}, "not a literal subject"},
+		{"stray argument", []string{"-agent", "skilllite", "-out", "-", "extra"}, "unexpected arguments"},
+		{"unknown flag", []string{"-agent", "skilllite", "-out", "-", "-bogus"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(t.Context(), tt.args, strings.NewReader(""), &out, &errOut)
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("run(%q) = %v, want errUsage", tt.args, err)
+			}
+			if !strings.Contains(errOut.String(), tt.want) {
+				t.Errorf("run(%q) said %q, want it to contain %q", tt.args, errOut.String(), tt.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("run(%q) wrote %q to stdout", tt.args, out.String())
+			}
+		})
+	}
+}
+
+func TestRunDefaultSource(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-in", filepath.Join(fixtures, "no_replan.jsonl"), "-out", "-"}
+	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v", args, err)
+	}
+	evs := decodeLines(t, out.Bytes())
+	want := "skilllite/bridge/" + hostSegment()
+	checkSessions(t, evs, want)
+}
+
+func TestHelpExplains(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-h"}, nil, &out, &errOut); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools",
+		"-user", "-creds", "agent_chat", "session_key", "task_plan", "update_task_plan", "aborted", "| ingest -file -", "Examples:"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("-h output lacks %q", want)
+		}
+	}
+}
