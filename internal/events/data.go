@@ -1,0 +1,134 @@
+package events
+
+import "encoding/json"
+
+// The data of each v1 event type. Field tags match schema/v1/<type>.json
+// exactly; optional members are omitempty, nullable ones are pointers
+// without omitempty (encoded as null). Marshalling turns nil required
+// slices into [] so that New does not fail on them.
+
+// Task is one entry of a task plan (schema/v1/task.json).
+type Task struct {
+	ID          int64   `json:"id"`
+	Description string  `json:"description"`
+	ToolHint    *string `json:"tool_hint"` // nil: no hint; never ""
+	Completed   bool    `json:"completed"`
+	TaskType    string  `json:"task_type,omitempty"`
+}
+
+// SessionStartedData is the data of agent.session.started.
+type SessionStartedData struct {
+	Goal         string   `json:"goal"`
+	Agent        string   `json:"agent"`
+	AgentVersion string   `json:"agent_version"`
+	Model        string   `json:"model"`
+	Tools        []string `json:"tools"`
+	TaskType     string   `json:"task_type,omitempty"`
+	Ruleset      string   `json:"ruleset,omitempty"`
+	Rules        []string `json:"rules,omitempty"`
+}
+
+// PlanCreatedData is the data of agent.plan.created.
+type PlanCreatedData struct {
+	Tasks      []Task `json:"tasks"`
+	Origin     Origin `json:"origin"`
+	ParseError string `json:"parse_error,omitempty"`
+}
+
+// HintStrippedData is the data of agent.hint.stripped.
+type HintStrippedData struct {
+	TaskID   int64       `json:"task_id"`
+	ToolHint string      `json:"tool_hint"`
+	Phase    Phase       `json:"phase"`
+	Reason   StripReason `json:"reason"`
+	RuleID   string      `json:"rule_id,omitempty"`
+}
+
+// PlanUpdatedData is the data of agent.plan.updated: one update_task_plan
+// call.
+type PlanUpdatedData struct {
+	Replan  int64   `json:"replan"`
+	Trigger Trigger `json:"trigger"`
+	Reason  string  `json:"reason,omitempty"`
+	Tasks   []Task  `json:"tasks"`
+	Kept    []int64 `json:"kept"`
+	Dropped []Task  `json:"dropped"`
+	OverCap bool    `json:"over_cap"`
+	Valid   bool    `json:"valid"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// ToolCalledData is the data of agent.tool.called.
+type ToolCalledData struct {
+	TaskID     *int64  `json:"task_id"`
+	Tool       string  `json:"tool"`
+	Hint       *string `json:"hint"`
+	OK         bool    `json:"ok"`
+	ErrorKind  string  `json:"error_kind,omitempty"`
+	Error      string  `json:"error,omitempty"` // at most 4096 characters
+	DurationMS int64   `json:"duration_ms"`
+	Control    bool    `json:"control"`
+}
+
+// TaskCompletedData is the data of agent.task.completed.
+type TaskCompletedData struct {
+	TaskID     int64      `json:"task_id"`
+	Completion Completion `json:"completion"`
+	Reported   Completion `json:"reported,omitempty"`
+	ToolCalls  int64      `json:"tool_calls"`
+	Summary    string     `json:"summary,omitempty"`
+}
+
+// DepthLimitReachedData is the data of agent.depth_limit.reached.
+type DepthLimitReachedData struct {
+	TaskID    int64 `json:"task_id"`
+	ToolCalls int64 `json:"tool_calls"`
+	Limit     int64 `json:"limit"`
+}
+
+// SessionEndedData is the data of agent.session.ended.
+type SessionEndedData struct {
+	Outcome         Outcome  `json:"outcome"`
+	Replans         int64    `json:"replans"`
+	ToolCalls       int64    `json:"tool_calls"`
+	FailedToolCalls int64    `json:"failed_tool_calls"`
+	Iterations      int64    `json:"iterations"`
+	DurationMS      int64    `json:"duration_ms"`
+	Feedback        Feedback `json:"feedback,omitempty"`
+}
+
+// MarshalJSON encodes d with nil Tools as [].
+func (d SessionStartedData) MarshalJSON() ([]byte, error) {
+	type plain SessionStartedData
+	p := plain(d)
+	if p.Tools == nil {
+		p.Tools = []string{}
+	}
+	return json.Marshal(p)
+}
+
+// MarshalJSON encodes d with nil Tasks as [].
+func (d PlanCreatedData) MarshalJSON() ([]byte, error) {
+	type plain PlanCreatedData
+	p := plain(d)
+	if p.Tasks == nil {
+		p.Tasks = []Task{}
+	}
+	return json.Marshal(p)
+}
+
+// MarshalJSON encodes d with nil Tasks, Kept and Dropped as [].
+func (d PlanUpdatedData) MarshalJSON() ([]byte, error) {
+	type plain PlanUpdatedData
+	p := plain(d)
+	if p.Tasks == nil {
+		p.Tasks = []Task{}
+	}
+	if p.Kept == nil {
+		p.Kept = []int64{}
+	}
+	if p.Dropped == nil {
+		p.Dropped = []Task{}
+	}
+	return json.Marshal(p)
+}

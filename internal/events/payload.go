@@ -1,0 +1,294 @@
+package events
+
+// Payload returns the typed data of e: *SessionStartedData for
+// SessionStarted, *PlanCreatedData for PlanCreated, and so on. It checks the
+// data against the schema of e.Type first, so it also works on an Event that
+// did not come from Decode; the error is then an *Error as from Decode.
+func (e *Event) Payload() (any, error) {
+	spec, ok := dataSpecs[e.Type]
+	if !ok {
+		return nil, &Error{Reason: ReasonUnknownType, Path: "/type", Msg: quote([]byte(e.Type)) + " is not a v1 event type"}
+	}
+	d := decoders.Get().(*decoder)
+	defer d.release()
+	t := &d.t
+	if err := t.parse(e.Data); err != nil {
+		err.Path = "/data"
+		return nil, err
+	}
+	d.v.reset(t)
+	d.v.path = append(d.v.path, seg{name: attrData})
+	if err := d.v.object(0, spec); err != nil {
+		return nil, err
+	}
+	b := builder{t: t}
+	switch e.Type {
+	case SessionStarted:
+		return b.sessionStarted(), nil
+	case PlanCreated:
+		return b.planCreated(), nil
+	case HintStripped:
+		return b.hintStripped(), nil
+	case PlanUpdated:
+		return b.planUpdated(), nil
+	case ToolCalled:
+		return b.toolCalled(), nil
+	case TaskCompleted:
+		return b.taskCompleted(), nil
+	case DepthLimitReached:
+		return b.depthLimitReached(), nil
+	default: // SessionEnded
+		return b.sessionEnded(), nil
+	}
+}
+
+// builder reads a validated data tree into the typed structs.
+type builder struct{ t *tree }
+
+// members calls f with the key and value node of each member of object i.
+func (b builder) members(i int32, f func(key []byte, v int32)) {
+	t := b.t
+	k := i + 1
+	for m := int32(0); m < t.nodes[i].n; m++ {
+		f(t.text(k), k+1)
+		k = t.nodes[k+1].next
+	}
+}
+
+// elems calls f with the node of each element of array i.
+func (b builder) elems(i int32, f func(v int32)) {
+	t := b.t
+	e := i + 1
+	for j := int32(0); j < t.nodes[i].n; j++ {
+		f(e)
+		e = t.nodes[e].next
+	}
+}
+
+func (b builder) str(i int32) string { return string(b.t.text(i)) }
+
+func (b builder) int(i int32) int64 {
+	v, _, _ := classifyInt(b.t.raw(i))
+	return v
+}
+
+func (b builder) bool(i int32) bool { return b.t.nodes[i].kind == kTrue }
+
+func (b builder) strPtr(i int32) *string {
+	if b.t.nodes[i].kind == kNull {
+		return nil
+	}
+	s := b.str(i)
+	return &s
+}
+
+func (b builder) intPtr(i int32) *int64 {
+	if b.t.nodes[i].kind == kNull {
+		return nil
+	}
+	v := b.int(i)
+	return &v
+}
+
+func (b builder) strs(i int32) []string {
+	out := make([]string, 0, b.t.nodes[i].n)
+	b.elems(i, func(v int32) { out = append(out, b.str(v)) })
+	return out
+}
+
+func (b builder) ints(i int32) []int64 {
+	out := make([]int64, 0, b.t.nodes[i].n)
+	b.elems(i, func(v int32) { out = append(out, b.int(v)) })
+	return out
+}
+
+func (b builder) tasks(i int32) []Task {
+	out := make([]Task, 0, b.t.nodes[i].n)
+	b.elems(i, func(v int32) {
+		var task Task
+		b.members(v, func(key []byte, v int32) {
+			switch string(key) {
+			case "id":
+				task.ID = b.int(v)
+			case "description":
+				task.Description = b.str(v)
+			case "tool_hint":
+				task.ToolHint = b.strPtr(v)
+			case "completed":
+				task.Completed = b.bool(v)
+			case "task_type":
+				task.TaskType = b.str(v)
+			}
+		})
+		out = append(out, task)
+	})
+	return out
+}
+
+func (b builder) sessionStarted() *SessionStartedData {
+	d := new(SessionStartedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "goal":
+			d.Goal = b.str(v)
+		case "agent":
+			d.Agent = b.str(v)
+		case "agent_version":
+			d.AgentVersion = b.str(v)
+		case "model":
+			d.Model = b.str(v)
+		case "tools":
+			d.Tools = b.strs(v)
+		case "task_type":
+			d.TaskType = b.str(v)
+		case "ruleset":
+			d.Ruleset = b.str(v)
+		case "rules":
+			d.Rules = b.strs(v)
+		}
+	})
+	return d
+}
+
+func (b builder) planCreated() *PlanCreatedData {
+	d := new(PlanCreatedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "tasks":
+			d.Tasks = b.tasks(v)
+		case "origin":
+			d.Origin = Origin(b.str(v))
+		case "parse_error":
+			d.ParseError = b.str(v)
+		}
+	})
+	return d
+}
+
+func (b builder) hintStripped() *HintStrippedData {
+	d := new(HintStrippedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "task_id":
+			d.TaskID = b.int(v)
+		case "tool_hint":
+			d.ToolHint = b.str(v)
+		case "phase":
+			d.Phase = Phase(b.str(v))
+		case "reason":
+			d.Reason = StripReason(b.str(v))
+		case "rule_id":
+			d.RuleID = b.str(v)
+		}
+	})
+	return d
+}
+
+func (b builder) planUpdated() *PlanUpdatedData {
+	d := new(PlanUpdatedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "replan":
+			d.Replan = b.int(v)
+		case "trigger":
+			d.Trigger = Trigger(b.str(v))
+		case "reason":
+			d.Reason = b.str(v)
+		case "tasks":
+			d.Tasks = b.tasks(v)
+		case "kept":
+			d.Kept = b.ints(v)
+		case "dropped":
+			d.Dropped = b.tasks(v)
+		case "over_cap":
+			d.OverCap = b.bool(v)
+		case "valid":
+			d.Valid = b.bool(v)
+		case "error":
+			d.Error = b.str(v)
+		}
+	})
+	return d
+}
+
+func (b builder) toolCalled() *ToolCalledData {
+	d := new(ToolCalledData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "task_id":
+			d.TaskID = b.intPtr(v)
+		case "tool":
+			d.Tool = b.str(v)
+		case "hint":
+			d.Hint = b.strPtr(v)
+		case "ok":
+			d.OK = b.bool(v)
+		case "error_kind":
+			d.ErrorKind = b.str(v)
+		case "error":
+			d.Error = b.str(v)
+		case "duration_ms":
+			d.DurationMS = b.int(v)
+		case "control":
+			d.Control = b.bool(v)
+		}
+	})
+	return d
+}
+
+func (b builder) taskCompleted() *TaskCompletedData {
+	d := new(TaskCompletedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "task_id":
+			d.TaskID = b.int(v)
+		case "completion":
+			d.Completion = Completion(b.str(v))
+		case "reported":
+			d.Reported = Completion(b.str(v))
+		case "tool_calls":
+			d.ToolCalls = b.int(v)
+		case "summary":
+			d.Summary = b.str(v)
+		}
+	})
+	return d
+}
+
+func (b builder) depthLimitReached() *DepthLimitReachedData {
+	d := new(DepthLimitReachedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "task_id":
+			d.TaskID = b.int(v)
+		case "tool_calls":
+			d.ToolCalls = b.int(v)
+		case "limit":
+			d.Limit = b.int(v)
+		}
+	})
+	return d
+}
+
+func (b builder) sessionEnded() *SessionEndedData {
+	d := new(SessionEndedData)
+	b.members(0, func(key []byte, v int32) {
+		switch string(key) {
+		case "outcome":
+			d.Outcome = Outcome(b.str(v))
+		case "replans":
+			d.Replans = b.int(v)
+		case "tool_calls":
+			d.ToolCalls = b.int(v)
+		case "failed_tool_calls":
+			d.FailedToolCalls = b.int(v)
+		case "iterations":
+			d.Iterations = b.int(v)
+		case "duration_ms":
+			d.DurationMS = b.int(v)
+		case "feedback":
+			d.Feedback = Feedback(b.str(v))
+		}
+	})
+	return d
+}

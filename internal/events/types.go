@@ -1,0 +1,179 @@
+package events
+
+// Type is the CloudEvents type attribute of an evosignal event. Each v1 type
+// has a constant here and a schema file schema/v1/<type>.json for its data.
+type Type string
+
+// The v1 event types.
+const (
+	SessionStarted    Type = "agent.session.started"
+	PlanCreated       Type = "agent.plan.created"
+	HintStripped      Type = "agent.hint.stripped"
+	PlanUpdated       Type = "agent.plan.updated"
+	ToolCalled        Type = "agent.tool.called"
+	TaskCompleted     Type = "agent.task.completed"
+	DepthLimitReached Type = "agent.depth_limit.reached"
+	SessionEnded      Type = "agent.session.ended"
+)
+
+// Types lists every v1 event type, in the order of a typical session.
+var Types = []Type{
+	SessionStarted,
+	PlanCreated,
+	HintStripped,
+	PlanUpdated,
+	ToolCalled,
+	TaskCompleted,
+	DepthLimitReached,
+	SessionEnded,
+}
+
+// Known reports whether t is a v1 event type.
+func (t Type) Known() bool {
+	_, ok := lookupType([]byte(t))
+	return ok
+}
+
+// DataSchema returns the $id of the JSON Schema of t's data, suitable for the
+// optional dataschema attribute.
+func (t Type) DataSchema() string { return SchemaBaseV1 + string(t) + ".json" }
+
+// SchemaBaseV1 is the URL prefix of the v1 JSON Schema $ids (an identifier,
+// never fetched).
+const SchemaBaseV1 = "https://schema.evosignal.dev/v1/"
+
+// lookupType maps a type name to its constant without allocating.
+func lookupType(b []byte) (Type, bool) {
+	switch string(b) {
+	case string(SessionStarted):
+		return SessionStarted, true
+	case string(PlanCreated):
+		return PlanCreated, true
+	case string(HintStripped):
+		return HintStripped, true
+	case string(PlanUpdated):
+		return PlanUpdated, true
+	case string(ToolCalled):
+		return ToolCalled, true
+	case string(TaskCompleted):
+		return TaskCompleted, true
+	case string(DepthLimitReached):
+		return DepthLimitReached, true
+	case string(SessionEnded):
+		return SessionEnded, true
+	}
+	return "", false
+}
+
+// Origin says where the tasks of agent.plan.created came from.
+type Origin string
+
+// Origin values.
+const (
+	OriginModel    Origin = "model"    // parsed from the model's answer
+	OriginFallback Origin = "fallback" // the answer did not parse; the agent used a default plan
+	OriginEmpty    Origin = "empty"    // no tasks
+)
+
+// Valid reports whether o is one of the Origin constants.
+func (o Origin) Valid() bool { return oneOf(string(o), origins) }
+
+// Phase says whether a hint was stripped from a plan or a replan.
+type Phase string
+
+// Phase values.
+const (
+	PhasePlan   Phase = "plan"
+	PhaseReplan Phase = "replan"
+)
+
+// Valid reports whether p is one of the Phase constants.
+func (p Phase) Valid() bool { return oneOf(string(p), phases) }
+
+// StripReason says why a tool hint was stripped.
+type StripReason string
+
+// StripReason values.
+const (
+	StripUnavailable StripReason = "unavailable" // no such tool in the session: a hallucinated hint
+	StripRule        StripReason = "rule"        // a learned rule forbids it; rule_id names the rule
+)
+
+// Valid reports whether r is one of the StripReason constants.
+func (r StripReason) Valid() bool { return oneOf(string(r), stripReasons) }
+
+// Trigger says what prompted a replan.
+type Trigger string
+
+// Trigger values.
+const (
+	TriggerModel        Trigger = "model"         // the model decided on its own
+	TriggerDepthLimit   Trigger = "depth_limit"   // a task hit the tool-call depth limit
+	TriggerToolFailures Trigger = "tool_failures" // repeated tool failures
+	TriggerNoProgress   Trigger = "no_progress"   // the agent saw no progress
+	TriggerUser         Trigger = "user"          // the user asked for it
+)
+
+// Valid reports whether t is one of the Trigger constants.
+func (t Trigger) Valid() bool { return oneOf(string(t), triggers) }
+
+// Completion is how a task ended.
+type Completion string
+
+// Completion values.
+const (
+	CompletionSuccess        Completion = "success"
+	CompletionPartialSuccess Completion = "partial_success"
+	CompletionFailure        Completion = "failure"
+)
+
+// Valid reports whether c is one of the Completion constants.
+func (c Completion) Valid() bool { return oneOf(string(c), completions) }
+
+// Outcome is how a session ended.
+type Outcome string
+
+// Outcome values.
+const (
+	OutcomeSuccess        Outcome = "success"
+	OutcomePartialSuccess Outcome = "partial_success"
+	OutcomeFailure        Outcome = "failure"
+	OutcomeAborted        Outcome = "aborted"
+	OutcomeTimeout        Outcome = "timeout"
+)
+
+// Valid reports whether o is one of the Outcome constants.
+func (o Outcome) Valid() bool { return oneOf(string(o), outcomes) }
+
+// Feedback is the user's verdict on a session.
+type Feedback string
+
+// Feedback values.
+const (
+	FeedbackPos     Feedback = "pos"
+	FeedbackNeg     Feedback = "neg"
+	FeedbackNeutral Feedback = "neutral"
+)
+
+// Valid reports whether f is one of the Feedback constants.
+func (f Feedback) Valid() bool { return oneOf(string(f), feedbacks) }
+
+// The enum value lists, in schema order; the validator uses them too.
+var (
+	origins      = []string{string(OriginModel), string(OriginFallback), string(OriginEmpty)}
+	phases       = []string{string(PhasePlan), string(PhaseReplan)}
+	stripReasons = []string{string(StripUnavailable), string(StripRule)}
+	triggers     = []string{string(TriggerModel), string(TriggerDepthLimit), string(TriggerToolFailures), string(TriggerNoProgress), string(TriggerUser)}
+	completions  = []string{string(CompletionSuccess), string(CompletionPartialSuccess), string(CompletionFailure)}
+	outcomes     = []string{string(OutcomeSuccess), string(OutcomePartialSuccess), string(OutcomeFailure), string(OutcomeAborted), string(OutcomeTimeout)}
+	feedbacks    = []string{string(FeedbackPos), string(FeedbackNeg), string(FeedbackNeutral)}
+)
+
+func oneOf(s string, list []string) bool {
+	for _, v := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
