@@ -23,7 +23,14 @@ type command struct {
 }
 
 // commands lists the subcommands (one line each, no init registries).
-var commands = map[string]command{}
+var commands = map[string]command{
+	"replans":  {summary: replansSummary, run: runReplans},
+	"trend":    {summary: trendSummary, run: runTrend},
+	"effect":   {summary: effectSummary, run: runEffect},
+	"hints":    {summary: hintsSummary, run: runHints},
+	"mappings": {summary: mappingsSummary, run: runMappings},
+	"rules":    {summary: rulesSummary, run: runRules},
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -34,7 +34,15 @@ func Wilson(k, n int64, z float64) *Interval {
 	den := 1 + z2/nf
 	mid := (p + z2/(2*nf)) / den
 	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / den
-	return &Interval{Lo: math.Max(0, mid-half), Hi: math.Min(1, mid+half)}
+	iv := &Interval{Lo: math.Max(0, mid-half), Hi: math.Min(1, mid+half)}
+	// Exact at the edges (the formula leaves rounding dust there).
+	if k == 0 {
+		iv.Lo = 0
+	}
+	if k == n {
+		iv.Hi = 1
+	}
+	return iv
 }
 
 // NewcombeDiff returns Newcombe's hybrid score interval (method 10) for the

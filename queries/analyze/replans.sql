@@ -1,42 +1,70 @@
 -- analyze replans: replan statistics per group of sessions.
--- Parameters: $since, $until, $agent, $model, $task_type (NULL = no filter),
--- $by (grouping dimensions). Counts come from agent.plan.updated events
--- (session_facts), not from the agents' own reports.
+-- Parameters: $since, $until (TIMESTAMPTZ; NULL = open), $agent, $model,
+-- $task_type (VARCHAR; NULL = no filter), $by (VARCHAR[]: the grouping
+-- dimensions). A session is in the window when it started in
+-- [$since, $until). Replans are counted from agent.plan.updated events
+-- (session_facts), not from the agents' own reports. Every count except
+-- open_sessions is over ended sessions; a session with no
+-- agent.session.ended (still running, or its agent died) is open.
+-- day and week are UTC dates (week: the Monday), whatever the client's
+-- TimeZone setting.
 WITH s AS (
-    SELECT * FROM session_facts
+    SELECT *,
+           coalesce(ended, false) AS is_ended -- NULL when neither start nor end was seen
+    FROM session_facts
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
       AND ($model IS NULL OR model = $model)
       AND ($task_type IS NULL OR task_type = $task_type)
+), t AS (
+    -- update_task_plan calls per session and trigger, valid or not
+    SELECT session,
+           count(*) FILTER (WHERE trigger = 'model')         AS t_model,
+           count(*) FILTER (WHERE trigger = 'depth_limit')   AS t_depth_limit,
+           count(*) FILTER (WHERE trigger = 'tool_failures') AS t_tool_failures,
+           count(*) FILTER (WHERE trigger = 'no_progress')   AS t_no_progress,
+           count(*) FILTER (WHERE trigger = 'user')          AS t_user
+    FROM replans GROUP BY session
+), e AS (
+    SELECT s.*, t.* EXCLUDE (session) FROM s LEFT JOIN t USING (session)
 )
 SELECT
-    CASE WHEN list_contains($by, 'agent')         THEN agent END                 AS agent,
-    CASE WHEN list_contains($by, 'agent_version') THEN agent_version END         AS agent_version,
-    CASE WHEN list_contains($by, 'model')         THEN model END                 AS model,
-    CASE WHEN list_contains($by, 'task_type')     THEN task_type END             AS task_type,
-    CASE WHEN list_contains($by, 'day')           THEN CAST(day AS VARCHAR) END  AS day,
-    CASE WHEN list_contains($by, 'week')          THEN CAST(week AS VARCHAR) END AS week,
-    CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END               AS ruleset,
-    count(*) FILTER (WHERE ended)                                                AS sessions,
-    count(*) FILTER (WHERE NOT ended)                                            AS open_sessions,
-    count(*) FILTER (WHERE ended AND valid_replans > 0)                          AS replanned,
-    coalesce(sum(valid_replans) FILTER (WHERE ended), 0)                         AS valid_replans,
-    count(*) FILTER (WHERE ended AND outcome = 'success' AND replan_attempts = 0) AS first_try_successes,
-    count(*) FILTER (WHERE ended AND outcome = 'success')                        AS successes,
-    count(*) FILTER (WHERE ended AND valid_replans = 0)                          AS n_0,
-    count(*) FILTER (WHERE ended AND valid_replans = 0 AND outcome = 'success')  AS s_0,
-    count(*) FILTER (WHERE ended AND valid_replans = 1)                          AS n_1,
-    count(*) FILTER (WHERE ended AND valid_replans = 1 AND outcome = 'success')  AS s_1,
-    count(*) FILTER (WHERE ended AND valid_replans = 2)                          AS n_2,
-    count(*) FILTER (WHERE ended AND valid_replans = 2 AND outcome = 'success')  AS s_2,
-    count(*) FILTER (WHERE ended AND valid_replans >= 3)                         AS n_3plus,
-    count(*) FILTER (WHERE ended AND valid_replans >= 3 AND outcome = 'success') AS s_3plus,
-    count(*) FILTER (WHERE ended AND over_cap)                                   AS over_cap_sessions,
-    coalesce(sum(invalid_replans) FILTER (WHERE ended), 0)                       AS invalid_replans,
-    coalesce(sum(stripped_hints) FILTER (WHERE ended), 0)                        AS stripped_hints,
-    count(*) FILTER (WHERE ended AND reported_replans IS DISTINCT FROM replan_attempts) AS reported_mismatch,
-    median(epoch_ms(first_replan_at) - epoch_ms(started_at)) FILTER (WHERE first_replan_at IS NOT NULL) AS median_ms_to_first_replan
-FROM s
+    CASE WHEN list_contains($by, 'agent')         THEN agent END         AS agent,
+    CASE WHEN list_contains($by, 'agent_version') THEN agent_version END AS agent_version,
+    CASE WHEN list_contains($by, 'model')         THEN model END         AS model,
+    CASE WHEN list_contains($by, 'task_type')     THEN task_type END     AS task_type,
+    CASE WHEN list_contains($by, 'day')
+         THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS day,
+    CASE WHEN list_contains($by, 'week')
+         THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
+    CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS ruleset,
+    count(*) FILTER (WHERE is_ended)                                                AS sessions,
+    count(*) FILTER (WHERE NOT is_ended)                                            AS open_sessions,
+    count(*) FILTER (WHERE is_ended AND valid_replans > 0)                          AS replanned,
+    CAST(coalesce(sum(valid_replans) FILTER (WHERE is_ended), 0) AS BIGINT)         AS valid_replans,
+    count(*) FILTER (WHERE is_ended AND outcome = 'success' AND replan_attempts = 0) AS first_try_successes,
+    count(*) FILTER (WHERE is_ended AND outcome = 'success')                        AS successes,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 0)                          AS n_0,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 0 AND outcome = 'success')  AS s_0,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 1)                          AS n_1,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 1 AND outcome = 'success')  AS s_1,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 2)                          AS n_2,
+    count(*) FILTER (WHERE is_ended AND valid_replans = 2 AND outcome = 'success')  AS s_2,
+    count(*) FILTER (WHERE is_ended AND valid_replans >= 3)                         AS n_3plus,
+    count(*) FILTER (WHERE is_ended AND valid_replans >= 3 AND outcome = 'success') AS s_3plus,
+    count(*) FILTER (WHERE is_ended AND over_cap)                                   AS over_cap_sessions,
+    CAST(coalesce(sum(invalid_replans) FILTER (WHERE is_ended), 0) AS BIGINT)       AS invalid_replans,
+    CAST(coalesce(sum(t_model) FILTER (WHERE is_ended), 0) AS BIGINT)               AS trigger_model,
+    CAST(coalesce(sum(t_depth_limit) FILTER (WHERE is_ended), 0) AS BIGINT)         AS trigger_depth_limit,
+    CAST(coalesce(sum(t_tool_failures) FILTER (WHERE is_ended), 0) AS BIGINT)       AS trigger_tool_failures,
+    CAST(coalesce(sum(t_no_progress) FILTER (WHERE is_ended), 0) AS BIGINT)         AS trigger_no_progress,
+    CAST(coalesce(sum(t_user) FILTER (WHERE is_ended), 0) AS BIGINT)                AS trigger_user,
+    CAST(coalesce(sum(stripped_hints) FILTER (WHERE is_ended), 0) AS BIGINT)        AS stripped_hints,
+    count(*) FILTER (WHERE is_ended AND reported_replans IS DISTINCT FROM replan_attempts) AS reported_mismatch,
+    count(*) FILTER (WHERE is_ended AND first_replan_at IS NOT NULL)                AS with_first_replan,
+    CAST(median(epoch_ms(first_replan_at) - epoch_ms(started_at))
+         FILTER (WHERE is_ended AND first_replan_at IS NOT NULL) AS DOUBLE)         AS median_ms_to_first_replan
+FROM e
 GROUP BY ALL
 ORDER BY ALL;

@@ -30,17 +30,17 @@ WITH r AS (
 SELECT
     f.session,
     coalesce(s.source, f.source)                           AS source,
-    coalesce(s.agent, f.agent)                             AS agent,
+    f.agent                                                AS agent, -- first path segment of source (the subject token)
     s.agent_version,
     s.model,
     s.task_type,
     s.ruleset,
     s.rules,
     coalesce(s.started_at, f.first_time)                   AS started_at,
-    CAST(date_trunc('day', coalesce(s.started_at, f.first_time)) AS DATE)  AS day,
-    CAST(date_trunc('week', coalesce(s.started_at, f.first_time)) AS DATE) AS week,
+    CAST(date_trunc('day', timezone('UTC', coalesce(s.started_at, f.first_time))) AS DATE)  AS day,  -- UTC
+    CAST(date_trunc('week', timezone('UTC', coalesce(s.started_at, f.first_time))) AS DATE) AS week, -- UTC, Monday
     s.ended_at,
-    s.has_end                                              AS ended,
+    coalesce(s.has_end, false)                             AS ended,
     s.outcome,
     s.reported_replans,
     coalesce(r.replan_attempts, 0)                         AS replan_attempts,

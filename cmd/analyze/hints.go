@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/render"
+)
+
+const hintsSummary = "tool-hint failure rates, lift and p-values; followed, planned, dropped and hallucinated hints"
+
+// runHints is `analyze hints`.
+func runHints(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("hints", hintsSummary+`.
+
+Per tool hint (with -by task_type, per task type × hint), over real tool
+calls (control calls excluded): calls, failures, the failure rate with its
+95% Wilson interval, its lift over the calls under every other hint with a
+p-value (Fisher's exact test, or chi-square with Yates' correction for large
+counts; the test is named), how often the hinted tool was used, and how
+often the hint was planned, dropped by a replan and stripped as
+hallucinated. Calls without a hint are one more row (hint null). Rows with
+at least -min-calls calls come first, worst lift first. A task's type is
+its own task_type, else its session's, else the taxonomy's classification
+of its description (-taxonomy); -task-type filters on that type.`, stderr)
+	cfg := metrics.DefaultHintsConfig()
+	fs.Int64Var(&cfg.MinCalls, "min-calls", cfg.MinCalls, "calls a hint needs to be ranked by its lift")
+	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	if err := c.parse(fs, args, stdout); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "analyze: %v\n", err)
+		return errUsage
+	}
+	tax, err := metrics.LoadTaxonomy(*taxPath)
+	if err != nil {
+		return err
+	}
+	src, closeDB, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	rows, err := metrics.Hints(ctx, src, c.filter, tax, cfg)
+	if err != nil {
+		return fmt.Errorf("hints: %w", err)
+	}
+	env := &render.Envelope{
+		Analysis:    "hints",
+		GeneratedAt: c.now().UTC(),
+		Filter:      c.filterJSON(),
+		Classifier:  tax.ID(),
+		Rows:        rows,
+		Extra:       map[string]any{"min_calls": cfg.MinCalls},
+	}
+	if c.format != "json" {
+		env.Rows = groupedColumns(rows, c.filter.By)
+	}
+	return render.Write(stdout, c.format, env)
+}
+
+// groupedColumns returns rows, a slice of structs embedding
+// metrics.CallGroup, as a slice of flat structs that keep only the group
+// dimensions named in keep: table and CSV then show the columns JSON shows
+// (JSON omits the dimensions not grouped by).
+func groupedColumns(rows any, keep []string) any {
+	v := reflect.ValueOf(rows)
+	et := v.Type().Elem()
+	groupType := reflect.TypeFor[metrics.CallGroup]()
+	var fields []reflect.StructField
+	var paths [][]int
+	for i := range et.NumField() {
+		f := et.Field(i)
+		if !f.Anonymous || f.Type != groupType {
+			fields = append(fields, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
+			paths = append(paths, []int{i})
+			continue
+		}
+		for j := range groupType.NumField() {
+			g := groupType.Field(j)
+			name, _, _ := strings.Cut(g.Tag.Get("json"), ",")
+			if slices.Contains(keep, name) {
+				fields = append(fields, reflect.StructField{Name: g.Name, Type: g.Type, Tag: g.Tag})
+				paths = append(paths, []int{i, j})
+			}
+		}
+	}
+	flat := reflect.StructOf(fields)
+	out := reflect.MakeSlice(reflect.SliceOf(flat), v.Len(), v.Len())
+	for i := range v.Len() {
+		for k, p := range paths {
+			out.Index(i).Field(k).Set(v.Index(i).FieldByIndex(p))
+		}
+	}
+	return out.Interface()
+}

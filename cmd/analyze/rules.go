@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/render"
+)
+
+const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evidence; -publish to NATS"
+
+// rulesFlags are the flags of analyze rules besides the common ones.
+type rulesFlags struct {
+	cfg       metrics.RulesConfig
+	taxonomy  string
+	out       string
+	skillLite bool
+	publish   bool
+	bucket    bus.RulesBucketConfig
+	natsURL   string
+	creds     string
+}
+
+// runRules is `analyze rules`.
+func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("rules", rulesSummary+`.
+
+Learns hint rules per task type from real tool calls and replans:
+  prefer  T, X: X's calls in T succeed (Wilson lower bound ≥ -prefer-success),
+          X has at least -prefer-share of T's calls, and -min-calls calls;
+  avoid   T, H: the lower bound of H's failure rate in T is above T's
+          baseline (the failure rate of T's calls under every other hint),
+          the lift is at least -avoid-lift and p < -alpha, with -min-calls;
+  replace T, A → B: at least -min-replans valid replans dropped a pending
+          task hinted A and added one hinted B of type T, and B's tasks
+          succeeded (Wilson lower bound ≥ -replace-success).
+Writes the rule set as JSON (-format defaults to json here; table and csv
+list the rules) to -out or stdout; -skilllite writes the seed agent's
+rules.json instead. -publish puts the rule set learned from all agents under
+the key "global" and each agent's own under its name into the key-value
+bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
+	c.format = "json"
+	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
+	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
+	fs.Float64Var(&f.cfg.PreferSuccess, "prefer-success", f.cfg.PreferSuccess, "lower bound of the success rate prefer needs")
+	fs.Float64Var(&f.cfg.PreferShare, "prefer-share", f.cfg.PreferShare, "share of the type's calls prefer needs")
+	fs.Float64Var(&f.cfg.AvoidLift, "avoid-lift", f.cfg.AvoidLift, "lift over the type's baseline failure rate avoid needs")
+	fs.Float64Var(&f.cfg.Alpha, "alpha", f.cfg.Alpha, "p-value avoid must be below")
+	fs.Int64Var(&f.cfg.MinReplans, "min-replans", f.cfg.MinReplans, "replans showing the swap replace needs")
+	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
+	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
+	fs.BoolVar(&f.skillLite, "skilllite", false, "write the seed agent's rules.json format (an array of planning rules)")
+	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
+	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
+	fs.StringVar(&f.creds, "creds", "", "NATS credentials `file` for -publish")
+	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
+	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
+	if err := c.parse(fs, args, stdout); err != nil {
+		return err
+	}
+	var errs []error
+	if len(c.filter.By) > 0 {
+		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
+	}
+	if f.skillLite && c.format != "json" {
+		errs = append(errs, fmt.Errorf("-skilllite writes JSON, not %s", c.format))
+	}
+	if f.publish {
+		if f.natsURL == "" {
+			errs = append(errs, errors.New("-publish needs -nats"))
+		}
+		errs = append(errs, f.bucket.Validate())
+	}
+	errs = append(errs, f.cfg.Validate())
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(stderr, "analyze: %v\n", err)
+		return errUsage
+	}
+	tax, err := metrics.LoadTaxonomy(f.taxonomy)
+	if err != nil {
+		return err
+	}
+	src, closeDB, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	now := c.now()
+	rs, err := metrics.LearnRules(ctx, src, c.filter, tax, f.cfg, now)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	var byAgent map[string]*metrics.LearnedRules
+	if f.publish && c.filter.Agent == "" {
+		if byAgent, err = metrics.LearnRulesByAgent(ctx, src, c.filter, tax, f.cfg, now); err != nil {
+			return fmt.Errorf("rules per agent: %w", err)
+		}
+	}
+	if err := writeRules(c, f, tax, rs, stdout); err != nil {
+		return err
+	}
+	if !f.publish {
+		return nil
+	}
+	sets := map[string]*metrics.LearnedRules{}
+	if c.filter.Agent != "" {
+		sets[c.filter.Agent] = rs
+	} else {
+		sets[bus.GlobalRulesKey] = rs
+		for agent, set := range byAgent {
+			sets[agent] = set
+		}
+	}
+	return publishRules(ctx, f, tax, sets, stderr)
+}
+
+// ruleLine is one rule in table and CSV output.
+type ruleLine struct {
+	ID          string  `json:"id"`
+	Kind        string  `json:"kind"`
+	TaskType    string  `json:"task_type"`
+	ToolHint    string  `json:"tool_hint"`
+	Instead     string  `json:"instead"`
+	Support     int64   `json:"support"`
+	Confidence  float64 `json:"confidence"`
+	Instruction string  `json:"instruction"`
+}
+
+// writeRules writes rs to -out or stdout in the chosen format.
+func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.LearnedRules, stdout io.Writer) error {
+	write := func(w io.Writer) error {
+		if c.format == "json" {
+			return encodeRules(w, f.skillLite, tax, rs, "  ")
+		}
+		lines := make([]ruleLine, len(rs.Rules))
+		for i, r := range rs.Rules {
+			lines[i] = ruleLine{r.ID, r.Kind, r.TaskType, r.ToolHint, r.Instead, r.Support, r.Confidence, r.Instruction}
+		}
+		return render.Write(w, c.format, &render.Envelope{
+			Analysis:    "rules",
+			GeneratedAt: rs.GeneratedAt,
+			Filter:      c.filterJSON(),
+			Classifier:  rs.Classifier,
+			Rows:        lines,
+		})
+	}
+	if f.out == "" {
+		return write(stdout)
+	}
+	// Write beside the target and rename, so that a reader (an agent
+	// loading the file) never sees half a rule set.
+	tmp, err := os.CreateTemp(filepath.Dir(f.out), "."+filepath.Base(f.out)+".*")
+	if err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write rules to %s: %w", f.out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write rules to %s: %w", f.out, err)
+	}
+	if err := os.Rename(tmp.Name(), f.out); err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	return nil
+}
+
+// encodeRules writes rs as the project's rule set, or as SkillLite's
+// rules.json.
+func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics.LearnedRules, indent string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", indent)
+	if skillLite {
+		return enc.Encode(rs.SkillLite(tax))
+	}
+	return enc.Encode(rs)
+}
+
+// publishRules puts each rule set under its key, skipping a key whose
+// latest value already holds the same rules and evidence (generated_at
+// aside), so that agents watching the bucket see a change only when there
+// is one.
+func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
+	nc, err := bus.Connect(bus.ConnConfig{URL: f.natsURL, Name: "evosignal analyze rules", CredsFile: f.creds}, nil)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	kv, err := bus.EnsureRulesBucket(ctx, js, f.bucket)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(sets))
+	for k := range sets {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, name := range keys {
+		key, err := bus.RulesKey(name)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		if err := encodeRules(&b, f.skillLite, tax, sets[name], ""); err != nil {
+			return err
+		}
+		if old, err := kv.Get(ctx, key); err == nil && sameRules(old.Value(), b.Bytes()) {
+			fmt.Fprintf(stderr, "rules: %s/%s unchanged (revision %d)\n", f.bucket.Bucket, key, old.Revision())
+			continue
+		} else if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("read %s/%s: %w", f.bucket.Bucket, key, err)
+		}
+		rev, err := kv.Put(ctx, key, b.Bytes())
+		if err != nil {
+			return fmt.Errorf("put %s/%s: %w", f.bucket.Bucket, key, err)
+		}
+		fmt.Fprintf(stderr, "rules: %s/%s revision %d, %d rules\n", f.bucket.Bucket, key, rev, len(sets[name].Rules))
+	}
+	return nil
+}
+
+// sameRules reports whether two encoded rule sets are equal but for
+// generated_at.
+func sameRules(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	for _, v := range []any{x, y} {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "generated_at")
+		}
+	}
+	return reflect.DeepEqual(x, y)
+}

@@ -1,0 +1,132 @@
+package metrics
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/queries"
+)
+
+// typedTestDB loads JSON-lines inputs into a new DuckDB file through the
+// ingester and returns it as a Source (closed when the test ends). With
+// shuffle set, each input's lines are loaded in a random order in batches
+// of 3, so that a session's events arrive out of order and across
+// transactions.
+func typedTestDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "evo.duckdb"))
+	if err != nil {
+		tb.Fatalf("open store: %v", err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	cfg := ingest.DefaultConfig()
+	if shuffle != nil {
+		cfg.BatchSize = 3
+	}
+	in, err := ingest.New(cfg, st, nil)
+	if err != nil {
+		tb.Fatalf("new ingester: %v", err)
+	}
+	for i, b := range inputs {
+		if shuffle != nil {
+			lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+			shuffle.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
+			b = bytes.Join(lines, []byte("\n"))
+		}
+		res, err := in.LoadFile(ctx, bytes.NewReader(b), fmt.Sprintf("input-%d", i))
+		if err != nil {
+			tb.Fatalf("load input %d: %v", i, err)
+		}
+		if res.DeadLetters > 0 {
+			tb.Fatalf("load input %d: %+v, want every line accepted", i, res)
+		}
+	}
+	return DB{DB: st.DB()}
+}
+
+// typedFixture reads a file of testdata/analyze.
+func typedFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("../../testdata/analyze", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// Every analysis query that classifies includes the fragment, and the
+// assembled text has no include line left.
+func TestTypedQueriesIncludeTheFragment(t *testing.T) {
+	for _, name := range []string{"analyze/hints.sql", "analyze/mappings.sql", "analyze/rules_replace.sql"} {
+		q := typedQuery(name)
+		if strings.Contains(q, includeTypes) || !strings.Contains(q, "tt_typed AS (") {
+			t.Errorf("typedQuery(%s) did not include %s", name, typesFragment)
+		}
+		if !strings.Contains(queries.MustRead(name), includeTypes) {
+			t.Errorf("%s has no %q line", name, includeTypes)
+		}
+	}
+}
+
+// The SQL classification (one RE2 alternation per type, on lower(description))
+// agrees with Taxonomy.Classify on descriptions in English and Chinese,
+// including ones no type matches.
+func TestClassifyInSQLAgreesWithGo(t *testing.T) {
+	descriptions := []string{
+		"Fix the parser bug", "Run the unit tests", "Search the web for the flag", "Write the README",
+		"Analyze the latency report", "Remember the user's preferences", "Plan the migration",
+		"Check the leaked credentials", "Deploy the service", "Read config.yaml", "Convert notes.pdf",
+		"修复登录接口的错误", "运行单元测试", "搜索相关资料", "更新文档", "分析日志", "记住用户的偏好",
+		"制定计划", "检查安全漏洞", "部署服务", "读取配置文件", "Say hello", "latest news", "TestUpload flakes",
+		"The CVE-2024-1234 advisory", "重写",
+	}
+	tax := DefaultTaxonomy()
+	var buf bytes.Buffer
+	w := agent.NewJSONLWriter(&buf)
+	start := time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+	s := agent.NewSession(w, "skilllite/test", "classify").WithClock(func() time.Time { return start })
+	ctx := context.Background()
+	tasks := make([]agent.Task, 0, len(descriptions))
+	for i, d := range descriptions {
+		tasks = append(tasks, agent.Task{ID: int64(i + 1), Description: d})
+	}
+	mustTyped(t, s.Started(ctx, agent.SessionStarted{Goal: "classify", Agent: "skilllite", AgentVersion: "1", Model: "m"}))
+	mustTyped(t, s.PlanCreated(ctx, agent.PlanCreated{Tasks: tasks, Origin: events.OriginModel}))
+	mustTyped(t, w.Flush())
+	src := typedTestDB(t, nil, buf.Bytes())
+	tb, err := runTyped(ctx, src, "analyze/hints.sql", Filter{By: []string{"task_type"}}, tax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, r := range tb.Rows {
+		c := typedRow{tb, r}
+		got[*c.str("task_type")] += c.int("planned")
+	}
+	want := map[string]int64{}
+	for _, task := range tasks {
+		want[tax.Classify(task.Description)]++
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("planned tasks per type: SQL %v, Go %v", got, want)
+	}
+}
+
+func mustTyped(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+}

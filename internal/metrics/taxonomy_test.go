@@ -1,0 +1,156 @@
+package metrics
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDefaultTaxonomy(t *testing.T) {
+	tax := DefaultTaxonomy()
+	var types []string
+	for _, ty := range tax.Types {
+		types = append(types, ty.Type)
+	}
+	slices.Sort(types)
+	want := []string{"analysis", "coding", "docs", "execution", "filesystem", "memory", "planning", "search", "security", "testing"}
+	if !slices.Equal(types, want) {
+		t.Fatalf("default types = %v, want %v", types, want)
+	}
+	if tax.Fallback != "general" {
+		t.Fatalf("fallback = %q, want general", tax.Fallback)
+	}
+	if !regexp.MustCompile(`^evosignal-default@1\+[0-9a-f]{12}$`).MatchString(tax.ID()) {
+		t.Fatalf("ID() = %q, want evosignal-default@1+<12 hex digits>", tax.ID())
+	}
+	for _, ty := range tax.Types {
+		var zh bool
+		for _, k := range ty.Keywords {
+			zh = zh || strings.ContainsFunc(k, func(r rune) bool { return r >= 0x4e00 && r <= 0x9fff })
+		}
+		if !zh {
+			t.Errorf("type %s has no Chinese keyword", ty.Type)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		description, want string
+	}{
+		{"Fix the parser bug", "coding"},
+		{"Refactor the HTTP client", "coding"},
+		{"Run the unit tests", "testing"},
+		{"Run TestUpload five times", "testing"}, // word start: "test" in "TestUpload"
+		{"Read the latest release", "filesystem"},
+		{"Find every use of log_level", "search"},
+		{"Search the web for the pricing pages", "search"},
+		{"Write the README", "docs"},
+		{"Summarize each issue in one line", "analysis"},
+		{"Remember the user's preferences", "memory"},
+		{"Plan the database migration", "planning"},
+		{"Check which credentials are in use", "security"},
+		{"Deploy the service to staging", "execution"},
+		{"Convert notes.pdf", "filesystem"},
+		{"Say hello", "general"},
+		{"latest news", "general"}, // "test" inside a word does not match
+		{"修复登录接口的错误", "coding"},
+		{"运行单元测试", "testing"},
+		{"搜索相关资料", "search"},
+		{"更新项目文档", "docs"},
+		{"分析错误日志", "analysis"},
+		{"记住用户的偏好", "memory"},
+		{"制定下周计划", "planning"},
+		{"检查安全漏洞", "security"},
+		{"部署服务", "execution"},
+		{"读取配置文件", "filesystem"},
+		{"你好", "general"},
+	}
+	tax := DefaultTaxonomy()
+	for _, tt := range tests {
+		t.Run(tt.description, func(t *testing.T) {
+			if got := tax.Classify(tt.description); got != tt.want {
+				t.Fatalf("Classify(%q) = %q, want %q", tt.description, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseTaxonomy(t *testing.T) {
+	tests := []struct {
+		name string
+		file string
+		errs []string // substrings of the error, all reported at once
+	}{
+		{"valid", `{"name":"t","version":"2","fallback":"other","types":[{"type":"a","keywords":["x"]},{"type":"b","patterns":["y+"]}]}`, nil},
+		{"unknown member", `{"name":"t","version":"2","fallback":"other","types":[{"type":"a","keyword":["x"]}]}`, []string{"unknown field"}},
+		{"every problem", `{"name":"","version":"","fallback":"a","types":[{"type":"a","keywords":[" "]},{"type":"b","patterns":["("]},{"type":"b"},{"type":"c d","keywords":["x"]}]}`,
+			[]string{"no name", "no version", `type 1 ("a"): is the fallback`, `type 1 ("a"): empty keyword`, `type 2 ("b"): pattern "("`,
+				`type 3 ("b"): listed twice`, `type 3 ("b"): no keywords or patterns`, `type 4 ("c d"): want a non-empty name`}},
+		{"no types", `{"name":"t","version":"1","fallback":"g","types":[]}`, []string{"no types"}},
+		{"trailing data", `{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x"]}]} {}`, []string{"data after"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseTaxonomy([]byte(tt.file))
+			if len(tt.errs) == 0 {
+				if err != nil {
+					t.Fatalf("ParseTaxonomy = %v, want no error", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("ParseTaxonomy = nil, want errors %q", tt.errs)
+			}
+			for _, e := range tt.errs {
+				if !strings.Contains(err.Error(), e) {
+					t.Errorf("ParseTaxonomy error %q does not mention %q", err, e)
+				}
+			}
+		})
+	}
+}
+
+// The ID follows what classifies, not how the file is written.
+func TestTaxonomyID(t *testing.T) {
+	a, err := ParseTaxonomy([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","Y"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ParseTaxonomy([]byte("{\n  \"version\": \"1\", \"name\": \"t\",\n  \"types\": [{\"type\": \"a\", \"keywords\": [\" x \", \"y\"]}], \"fallback\": \"g\"\n}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ParseTaxonomy([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","z"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID() != b.ID() {
+		t.Errorf("reformatted taxonomy: ID %s, want %s", b.ID(), a.ID())
+	}
+	if a.ID() == c.ID() {
+		t.Errorf("changed keyword kept ID %s", a.ID())
+	}
+}
+
+func TestKeywordPattern(t *testing.T) {
+	tests := []struct {
+		keyword, text string
+		want          bool
+	}{
+		{"test", "run the tests", true},
+		{"test", "testupload", true},
+		{"test", "the latest", false},
+		{"api key", "rotate the api key", true},
+		{"测试", "运行单元测试", true},
+		{"c++", "a c++ build", true},
+		{"a.b", "axb", false}, // quoted: the dot is literal
+	}
+	for _, tt := range tests {
+		re := regexp.MustCompile(keywordPattern(tt.keyword))
+		if got := re.MatchString(tt.text); got != tt.want {
+			t.Errorf("keyword %q on %q = %v, want %v", tt.keyword, tt.text, got, tt.want)
+		}
+	}
+}
