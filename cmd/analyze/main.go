@@ -30,6 +30,7 @@ var commands = map[string]command{
 	"hints":    {summary: hintsSummary, run: runHints},
 	"mappings": {summary: mappingsSummary, run: runMappings},
 	"rules":    {summary: rulesSummary, run: runRules},
+	"export":   {summary: exportSummary, run: runExport},
 }
 
 func main() {

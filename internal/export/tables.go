@@ -1,0 +1,113 @@
+package export
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/evosignal/evosignal/queries"
+)
+
+// The clocks the marks follow: the commit time of a batch, as the events
+// and the dead letters record it.
+const (
+	clockEvents      = "events.ingested_at"
+	clockDeadLetters = "dead_letters.received_at"
+
+	eventsTable      = "events"
+	deadLettersTable = "dead_letters"
+)
+
+// Table is one exported table: its folder name (the table's name) and the
+// clock of its marks. Its rows come from queries/export/<Name>.sql.
+type Table struct {
+	Name  string
+	Clock string
+}
+
+// Tables are the tables exported, in the order they are written. Their
+// names are fixed here: they name the SQL files and the output folders, and
+// nothing else ever does.
+var Tables = []Table{
+	{eventsTable, clockEvents},
+	{"session_starts", clockEvents},
+	{"session_ends", clockEvents},
+	{"plans", clockEvents},
+	{"plan_tasks", clockEvents},
+	{"replans", clockEvents},
+	{"replan_dropped", clockEvents},
+	{"hints_stripped", clockEvents},
+	{"tool_calls", clockEvents},
+	{"task_completions", clockEvents},
+	{"depth_limits", clockEvents},
+	{deadLettersTable, clockDeadLetters},
+}
+
+func isTable(name string) bool {
+	for _, t := range Tables {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// exportTable writes the rows of t committed in (after, upto] under
+// dir/<t.Name>/day=…/part-<run>-<uuid>.parquet and returns how many rows and
+// files it wrote. Each file is synced before it returns.
+func exportTable(ctx context.Context, tx *sql.Tx, dir string, t Table, run int64, after, upto time.Time) (int64, int, error) {
+	target := filepath.Join(dir, t.Name)
+	existed := dirExists(target)
+	res, err := tx.ExecContext(ctx, copyStatement(queries.MustRead("export/"+t.Name+".sql"), target, run),
+		sql.Named("after", nullTime(after)), sql.Named("upto", upto))
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err() // the driver reports an interrupt in its own words
+		}
+		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	rows, err := res.RowsAffected()
+	if err != nil {
+		return 0, 0, fmt.Errorf("table %s: rows written: %w", t.Name, err)
+	}
+	files, err := runFiles(target, run)
+	if err != nil {
+		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	if err := syncFiles(target, files); err != nil {
+		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	if len(files) == 0 && !existed {
+		os.Remove(target) // DuckDB creates the folder even for no rows; leave none behind.
+	}
+	return rows, len(files), nil
+}
+
+// copyStatement wraps the SELECT of query in a partitioned COPY to target.
+//
+// The target is not a bindable parameter in COPY, so it is spliced into the
+// statement. It is built only from the output directory (validated and made
+// absolute by prepareDir) and a fixed table name from Tables, never from
+// other input, and quoted as a SQL string literal (quotes doubled; Validate
+// rejects NUL). The file pattern holds only the run number, which the export
+// makes itself. APPEND (which requires {uuid} in the pattern) never
+// overwrites a file already there.
+func copyStatement(query, target string, run int64) string {
+	q := strings.TrimRight(strings.TrimSpace(query), ";")
+	return fmt.Sprintf("COPY (\n%s\n) TO %s (FORMAT parquet, PARTITION_BY (day), FILENAME_PATTERN '%s{uuid}', APPEND)",
+		q, sqlString(target), filePrefix(run))
+}
+
+// sqlString quotes s as a SQL string literal.
+func sqlString(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
