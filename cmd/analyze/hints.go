@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"reflect"
@@ -32,6 +34,9 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 	fs.Int64Var(&cfg.MinCalls, "min-calls", cfg.MinCalls, "calls a hint needs to be ranked by its lift")
 	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
 	if err := c.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -51,13 +56,14 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 	if err != nil {
 		return fmt.Errorf("hints: %w", err)
 	}
+	filter := c.filterJSON()
+	filter["min_calls"] = cfg.MinCalls
 	env := &render.Envelope{
 		Analysis:    "hints",
 		GeneratedAt: c.now().UTC(),
-		Filter:      c.filterJSON(),
+		Filter:      filter,
 		Classifier:  tax.ID(),
 		Rows:        rows,
-		Extra:       map[string]any{"min_calls": cfg.MinCalls},
 	}
 	if c.format != "json" {
 		env.Rows = groupedColumns(rows, c.filter.By)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -30,6 +32,9 @@ force at the call.`, stderr)
 	window := fs.String("window", "7d", "window `length` (Go duration, or days/weeks: 7d, 2w)")
 	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
 	if err := c.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	var err error
@@ -54,19 +59,18 @@ force at the call.`, stderr)
 	if err != nil {
 		return fmt.Errorf("mappings: %w", err)
 	}
-	extra := map[string]any{
-		"stable_share": cfg.StableShare,
-		"windows":      cfg.Windows,
-		"window":       cfg.Window.String(),
-		"window_end":   nil,
-	}
+	filter := c.filterJSON()
+	filter["stable_share"] = cfg.StableShare
+	filter["windows"] = cfg.Windows
+	filter["window"] = *window
+	extra := map[string]any{"window_end": nil}
 	if !res.WindowEnd.IsZero() {
 		extra["window_end"] = res.WindowEnd.Format(time.RFC3339Nano)
 	}
 	env := &render.Envelope{
 		Analysis:    "mappings",
 		GeneratedAt: c.now().UTC(),
-		Filter:      c.filterJSON(),
+		Filter:      filter,
 		Classifier:  tax.ID(),
 		Rows:        res.Rows,
 		Extra:       extra,

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -69,6 +71,9 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
 	if err := c.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	var errs []error
@@ -121,6 +126,9 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	} else {
 		sets[bus.GlobalRulesKey] = rs
 		for agent, set := range byAgent {
+			if agent == bus.GlobalRulesKey {
+				return fmt.Errorf("publish rules: an agent named %q would overwrite the rules of all agents", agent)
+			}
 			sets[agent] = set
 		}
 	}
@@ -149,10 +157,12 @@ func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.Lear
 		for i, r := range rs.Rules {
 			lines[i] = ruleLine{r.ID, r.Kind, r.TaskType, r.ToolHint, r.Instead, r.Support, r.Confidence, r.Instruction}
 		}
+		filter := c.filterJSON()
+		filter["thresholds"] = rs.Thresholds
 		return render.Write(w, c.format, &render.Envelope{
 			Analysis:    "rules",
 			GeneratedAt: rs.GeneratedAt,
-			Filter:      c.filterJSON(),
+			Filter:      filter,
 			Classifier:  rs.Classifier,
 			Rows:        lines,
 		})
@@ -194,7 +204,9 @@ func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics
 // publishRules puts each rule set under its key, skipping a key whose
 // latest value already holds the same rules and evidence (generated_at
 // aside), so that agents watching the bucket see a change only when there
-// is one.
+// is one. An agent's own key holds its rules only when it has some: an
+// agent without rules of its own (too little data) has its key deleted, and
+// its watcher (agent/rules) falls back to the global key.
 func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
 	nc, err := bus.Connect(bus.ConnConfig{URL: f.natsURL, Name: "evosignal analyze rules", CredsFile: f.creds}, nil)
 	if err != nil {
@@ -209,31 +221,41 @@ func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets
 	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(sets))
-	for k := range sets {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, name := range keys {
+	for _, name := range slices.Sorted(maps.Keys(sets)) {
 		key, err := bus.RulesKey(name)
 		if err != nil {
 			return err
 		}
+		where := f.bucket.Bucket + "/" + key
+		old, err := kv.Get(ctx, key)
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("read %s: %w", where, err)
+		}
+		rs := sets[name]
+		if key != bus.GlobalRulesKey && len(rs.Rules) == 0 {
+			if old == nil {
+				fmt.Fprintf(stderr, "rules: %s: no rules of its own, not written\n", where)
+				continue
+			}
+			if err := kv.Delete(ctx, key); err != nil {
+				return fmt.Errorf("delete %s: %w", where, err)
+			}
+			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, bus.GlobalRulesKey)
+			continue
+		}
 		var b bytes.Buffer
-		if err := encodeRules(&b, f.skillLite, tax, sets[name], ""); err != nil {
+		if err := encodeRules(&b, f.skillLite, tax, rs, ""); err != nil {
 			return err
 		}
-		if old, err := kv.Get(ctx, key); err == nil && sameRules(old.Value(), b.Bytes()) {
-			fmt.Fprintf(stderr, "rules: %s/%s unchanged (revision %d)\n", f.bucket.Bucket, key, old.Revision())
+		if old != nil && sameRules(old.Value(), b.Bytes()) {
+			fmt.Fprintf(stderr, "rules: %s unchanged (revision %d)\n", where, old.Revision())
 			continue
-		} else if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("read %s/%s: %w", f.bucket.Bucket, key, err)
 		}
 		rev, err := kv.Put(ctx, key, b.Bytes())
 		if err != nil {
-			return fmt.Errorf("put %s/%s: %w", f.bucket.Bucket, key, err)
+			return fmt.Errorf("put %s: %w", where, err)
 		}
-		fmt.Fprintf(stderr, "rules: %s/%s revision %d, %d rules\n", f.bucket.Bucket, key, rev, len(sets[name].Rules))
+		fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, rev, len(rs.Rules), rs.Version)
 	}
 	return nil
 }

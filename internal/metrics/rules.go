@@ -186,8 +186,9 @@ func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Ru
 	return rs, nil
 }
 
-// LearnRulesByAgent learns one rule set per agent seen in the sessions f
-// selects, each from that agent's sessions only, keyed by agent name.
+// LearnRulesByAgent learns one rule set per agent with a tool call or a
+// task in the sessions f selects, each from that agent's sessions only,
+// keyed by agent name.
 func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time) (map[string]*LearnedRules, error) {
 	if len(f.By) > 0 {
 		return nil, fmt.Errorf("rules are learned per task type: -by %v is not supported", f.By)
@@ -195,7 +196,7 @@ func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy,
 	return learnRuleSets(ctx, src, f, tax, cfg, now, true)
 }
 
-// learn runs the evidence queries once (grouped by agent when byAgent) and
+// learnRuleSets runs the evidence queries once (grouped by agent when byAgent) and
 // derives one rule set per agent ("" for all).
 func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time, byAgent bool) (map[string]*LearnedRules, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
@@ -229,10 +230,10 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg
 	}
 	for i := range hints {
 		h := &hints[i]
+		rs := set(h.Agent) // every agent with a call or a task has a set, maybe empty
 		if h.Hint == nil || h.TaskType == nil {
 			continue
 		}
-		rs := set(h.Agent)
 		if r, ok := avoidRule(h, cfg); ok {
 			rs.Rules = append(rs.Rules, r)
 		} else if r, ok := preferRule(h, cfg); ok {

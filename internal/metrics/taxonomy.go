@@ -15,6 +15,10 @@ import (
 	"unicode"
 )
 
+// MaxTaxonomyTypes is the number of types the SQL classification reads
+// (one CASE branch each in queries/analyze/mappings_task_types.sql).
+const MaxTaxonomyTypes = 32
+
 // defaultTaxonomy is the taxonomy used without -taxonomy: coding, testing,
 // filesystem, search, execution, docs, analysis, memory, planning and
 // security, with general as the fallback, in English and Chinese.
@@ -44,8 +48,8 @@ var defaultTaxonomy []byte
 //
 // The classification runs in SQL (queries/analyze/mappings_task_types.sql):
 // each type's keywords and patterns are compiled into one RE2 alternation,
-// passed as the parallel lists $tax_types and $tax_patterns. Classify is the
-// same rule in Go.
+// passed as the parallel lists $tax_types and $tax_patterns (at most
+// MaxTaxonomyTypes). Classify is the same rule in Go.
 type Taxonomy struct {
 	Name     string         `json:"name"`
 	Version  string         `json:"version"`
@@ -123,6 +127,9 @@ func (t *Taxonomy) compile() error {
 	}
 	if len(t.Types) == 0 {
 		errs = append(errs, errors.New("no types"))
+	}
+	if len(t.Types) > MaxTaxonomyTypes {
+		errs = append(errs, fmt.Errorf("%d types: at most %d", len(t.Types), MaxTaxonomyTypes))
 	}
 	seen := map[string]bool{}
 	t.compiled, t.patterns = nil, nil

@@ -80,6 +80,18 @@ func TestTypedQueriesIncludeTheFragment(t *testing.T) {
 	}
 }
 
+// The fragment has one CASE branch per possible type, numbered 1 …
+// MaxTaxonomyTypes.
+func TestTypesFragmentBranches(t *testing.T) {
+	q := queries.MustRead(typesFragment)
+	for i := 1; i <= MaxTaxonomyTypes+1; i++ {
+		line := fmt.Sprintf("WHEN regexp_matches(d, $tax_patterns[%d]) THEN $tax_types[%d]", i, i)
+		if got := strings.Count(q, line); got != 1 && i <= MaxTaxonomyTypes || got != 0 && i > MaxTaxonomyTypes {
+			t.Errorf("%s has %q %d times", typesFragment, line, got)
+		}
+	}
+}
+
 // The SQL classification (one RE2 alternation per type, on lower(description))
 // agrees with Taxonomy.Classify on descriptions in English and Chinese,
 // including ones no type matches.

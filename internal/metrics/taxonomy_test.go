@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,6 +90,8 @@ func TestParseTaxonomy(t *testing.T) {
 			[]string{"no name", "no version", `type 1 ("a"): is the fallback`, `type 1 ("a"): empty keyword`, `type 2 ("b"): pattern "("`,
 				`type 3 ("b"): listed twice`, `type 3 ("b"): no keywords or patterns`, `type 4 ("c d"): want a non-empty name`}},
 		{"no types", `{"name":"t","version":"1","fallback":"g","types":[]}`, []string{"no types"}},
+		{"too many types", manyTypes(MaxTaxonomyTypes + 1), []string{"33 types: at most 32"}},
+		{"as many types as the SQL reads", manyTypes(MaxTaxonomyTypes), nil},
 		{"trailing data", `{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x"]}]} {}`, []string{"data after"}},
 	}
 	for _, tt := range tests {
@@ -153,4 +156,13 @@ func TestKeywordPattern(t *testing.T) {
 			t.Errorf("keyword %q on %q = %v, want %v", tt.keyword, tt.text, got, tt.want)
 		}
 	}
+}
+
+// manyTypes is a taxonomy file with n types.
+func manyTypes(n int) string {
+	types := make([]string, n)
+	for i := range types {
+		types[i] = fmt.Sprintf(`{"type":"t%d","keywords":["k%d"]}`, i, i)
+	}
+	return `{"name":"many","version":"1","fallback":"g","types":[` + strings.Join(types, ",") + `]}`
 }

@@ -10,7 +10,8 @@
 -- $task_type (the resolved type below; NULL = all), and the taxonomy:
 -- $tax_types and $tax_patterns (parallel lists, one RE2 pattern per type,
 -- matched against lower(description); the first match in list order wins)
--- and $tax_fallback (the type of a description nothing matches).
+-- and $tax_fallback (the type of a description nothing matches). At most
+-- 32 types are read.
 --
 -- A task's type is, in order: the task's own task_type, the session's
 -- task_type, the taxonomy's classification of its description, the
@@ -37,11 +38,6 @@ tt_sessions AS (
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
       AND ($model IS NULL OR model = $model)
-),
-tt_taxonomy AS (
-    SELECT unnest($tax_types::VARCHAR[])          AS type,
-           unnest($tax_patterns::VARCHAR[])       AS pattern,
-           generate_subscripts($tax_types::VARCHAR[], 1) AS priority
 ),
 tt_new_tasks AS (
     SELECT t.*, prev.seq AS prev_seq,
@@ -98,11 +94,46 @@ tt_descriptions AS (
     FROM tt_joined
     WHERE own IS NULL AND sess IS NULL AND description IS NOT NULL
 ),
+-- One WHEN per taxonomy type, in priority order, up to 32 types (the Go
+-- side refuses more): indexing the parameter keeps each pattern a constant,
+-- compiled once, where a join against the list would compile it per row.
 tt_classified AS (
-    SELECT d.d, arg_min(x.type, x.priority) AS type
-    FROM tt_descriptions d
-    JOIN tt_taxonomy x ON regexp_matches(d.d, x.pattern)
-    GROUP BY d.d
+    SELECT d,
+           CASE
+             WHEN regexp_matches(d, $tax_patterns[1]) THEN $tax_types[1]
+             WHEN regexp_matches(d, $tax_patterns[2]) THEN $tax_types[2]
+             WHEN regexp_matches(d, $tax_patterns[3]) THEN $tax_types[3]
+             WHEN regexp_matches(d, $tax_patterns[4]) THEN $tax_types[4]
+             WHEN regexp_matches(d, $tax_patterns[5]) THEN $tax_types[5]
+             WHEN regexp_matches(d, $tax_patterns[6]) THEN $tax_types[6]
+             WHEN regexp_matches(d, $tax_patterns[7]) THEN $tax_types[7]
+             WHEN regexp_matches(d, $tax_patterns[8]) THEN $tax_types[8]
+             WHEN regexp_matches(d, $tax_patterns[9]) THEN $tax_types[9]
+             WHEN regexp_matches(d, $tax_patterns[10]) THEN $tax_types[10]
+             WHEN regexp_matches(d, $tax_patterns[11]) THEN $tax_types[11]
+             WHEN regexp_matches(d, $tax_patterns[12]) THEN $tax_types[12]
+             WHEN regexp_matches(d, $tax_patterns[13]) THEN $tax_types[13]
+             WHEN regexp_matches(d, $tax_patterns[14]) THEN $tax_types[14]
+             WHEN regexp_matches(d, $tax_patterns[15]) THEN $tax_types[15]
+             WHEN regexp_matches(d, $tax_patterns[16]) THEN $tax_types[16]
+             WHEN regexp_matches(d, $tax_patterns[17]) THEN $tax_types[17]
+             WHEN regexp_matches(d, $tax_patterns[18]) THEN $tax_types[18]
+             WHEN regexp_matches(d, $tax_patterns[19]) THEN $tax_types[19]
+             WHEN regexp_matches(d, $tax_patterns[20]) THEN $tax_types[20]
+             WHEN regexp_matches(d, $tax_patterns[21]) THEN $tax_types[21]
+             WHEN regexp_matches(d, $tax_patterns[22]) THEN $tax_types[22]
+             WHEN regexp_matches(d, $tax_patterns[23]) THEN $tax_types[23]
+             WHEN regexp_matches(d, $tax_patterns[24]) THEN $tax_types[24]
+             WHEN regexp_matches(d, $tax_patterns[25]) THEN $tax_types[25]
+             WHEN regexp_matches(d, $tax_patterns[26]) THEN $tax_types[26]
+             WHEN regexp_matches(d, $tax_patterns[27]) THEN $tax_types[27]
+             WHEN regexp_matches(d, $tax_patterns[28]) THEN $tax_types[28]
+             WHEN regexp_matches(d, $tax_patterns[29]) THEN $tax_types[29]
+             WHEN regexp_matches(d, $tax_patterns[30]) THEN $tax_types[30]
+             WHEN regexp_matches(d, $tax_patterns[31]) THEN $tax_types[31]
+             WHEN regexp_matches(d, $tax_patterns[32]) THEN $tax_types[32]
+           END AS type
+    FROM tt_descriptions
 ),
 tt_typed AS (
     SELECT j.* EXCLUDE (own, sess, own_type, session_type),
