@@ -222,35 +222,40 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 	return gen, nil
 }
 
-// publishRules puts each agent's rule set under its key and the global one
-// under GlobalKey, as analyze rules -publish does, and returns the version
-// each agent's watcher should then hold.
+// publishRules publishes the rule sets exactly as analyze rules -publish
+// does (bus.PublishRuleSets: the global set, and each agent's own set when
+// it has rules) and returns the version each agent's watcher should then
+// hold: its own set's, or the global one's when it has none.
 func publishRules(ctx context.Context, kv jetstream.KeyValue, global *metrics.LearnedRules, byAgent map[string]*metrics.LearnedRules) (map[string]string, error) {
-	want := map[string]string{}
-	put := func(key string, rs *metrics.LearnedRules) error {
+	docs := map[string]bus.RuleSetDoc{}
+	encode := func(rs *metrics.LearnedRules) (bus.RuleSetDoc, error) {
 		b, err := json.Marshal(rs)
 		if err != nil {
-			return fmt.Errorf("encode rule set %s: %w", rs.Version, err)
+			return bus.RuleSetDoc{}, fmt.Errorf("encode rule set %s: %w", rs.Version, err)
 		}
-		if _, err := kv.Put(ctx, key, b); err != nil {
-			return fmt.Errorf("publish rule set %s under %s: %w", rs.Version, key, err)
-		}
-		return nil
+		return bus.RuleSetDoc{JSON: b, Empty: len(rs.Rules) == 0}, nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(byAgent)) {
-		key, err := bus.RulesKey(name)
+	want := map[string]string{}
+	for name, rs := range byAgent {
+		d, err := encode(rs)
 		if err != nil {
 			return nil, err
 		}
-		if err := put(key, byAgent[name]); err != nil {
-			return nil, err
+		docs[name] = d
+		want[name] = global.Version
+		if !d.Empty {
+			want[name] = rs.Version
 		}
-		want[name] = byAgent[name].Version
 	}
-	if err := put(bus.GlobalRulesKey, global); err != nil {
+	d, err := encode(global)
+	if err != nil {
 		return nil, err
 	}
+	docs[bus.GlobalRulesKey] = d
 	want[bus.GlobalRulesKey] = global.Version
+	if _, err := bus.PublishRuleSets(ctx, kv, docs); err != nil {
+		return nil, fmt.Errorf("publish rules: %w", err)
+	}
 	return want, nil
 }
 

@@ -8,11 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
-	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -79,6 +76,9 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	var errs []error
 	if len(c.filter.By) > 0 {
 		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
+	}
+	if f.skillLite && f.publish {
+		errs = append(errs, errors.New("-skilllite and -publish exclude each other: agents watching the bucket load the evosignal rule set"))
 	}
 	if f.skillLite && c.format != "json" {
 		errs = append(errs, fmt.Errorf("-skilllite writes JSON, not %s", c.format))
@@ -221,56 +221,27 @@ func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets
 	if err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(sets)) {
-		key, err := bus.RulesKey(name)
-		if err != nil {
-			return err
-		}
-		where := f.bucket.Bucket + "/" + key
-		old, err := kv.Get(ctx, key)
-		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("read %s: %w", where, err)
-		}
-		rs := sets[name]
-		if key != bus.GlobalRulesKey && len(rs.Rules) == 0 {
-			if old == nil {
-				fmt.Fprintf(stderr, "rules: %s: no rules of its own, not written\n", where)
-				continue
-			}
-			if err := kv.Delete(ctx, key); err != nil {
-				return fmt.Errorf("delete %s: %w", where, err)
-			}
-			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, bus.GlobalRulesKey)
-			continue
-		}
+	docs := make(map[string]bus.RuleSetDoc, len(sets))
+	for name, rs := range sets {
 		var b bytes.Buffer
-		if err := encodeRules(&b, f.skillLite, tax, rs, ""); err != nil {
+		if err := encodeRules(&b, false, tax, rs, ""); err != nil {
 			return err
 		}
-		if old != nil && sameRules(old.Value(), b.Bytes()) {
-			fmt.Fprintf(stderr, "rules: %s unchanged (revision %d)\n", where, old.Revision())
-			continue
-		}
-		rev, err := kv.Put(ctx, key, b.Bytes())
-		if err != nil {
-			return fmt.Errorf("put %s: %w", where, err)
-		}
-		fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, rev, len(rs.Rules), rs.Version)
+		docs[name] = bus.RuleSetDoc{JSON: b.Bytes(), Empty: len(rs.Rules) == 0}
 	}
-	return nil
-}
-
-// sameRules reports whether two encoded rule sets are equal but for
-// generated_at.
-func sameRules(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	for _, v := range []any{x, y} {
-		if m, ok := v.(map[string]any); ok {
-			delete(m, "generated_at")
+	pubs, err := bus.PublishRuleSets(ctx, kv, docs)
+	for _, p := range pubs {
+		where := f.bucket.Bucket + "/" + p.Key
+		switch p.Action {
+		case "skipped":
+			fmt.Fprintf(stderr, "rules: %s: no rules of its own, not written\n", where)
+		case "deleted":
+			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, bus.GlobalRulesKey)
+		case "unchanged":
+			fmt.Fprintf(stderr, "rules: %s unchanged (revision %d)\n", where, p.Revision)
+		default:
+			fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, p.Revision, len(sets[p.Key].Rules), sets[p.Key].Version)
 		}
 	}
-	return reflect.DeepEqual(x, y)
+	return err
 }

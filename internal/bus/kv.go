@@ -2,9 +2,12 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
+	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -74,4 +77,77 @@ func EnsureRulesBucket(ctx context.Context, js jetstream.JetStream, c RulesBucke
 		return nil, fmt.Errorf("create or update key-value bucket %s: %w", c.Bucket, err)
 	}
 	return kv, nil
+}
+
+// RuleSetDoc is one rule set to publish: its JSON, and whether it holds no
+// rules.
+type RuleSetDoc struct {
+	JSON  []byte
+	Empty bool
+}
+
+// Publication says what PublishRuleSets did with one key.
+type Publication struct {
+	Key      string
+	Action   string // "put", "unchanged", "deleted" or "skipped"
+	Revision uint64 // of the value now in force (0 when none)
+}
+
+// PublishRuleSets writes each rule set under its key (an agent name, or
+// GlobalRulesKey), in key order. A key whose latest value already holds the
+// same rule set (generated_at aside) is not rewritten, so watchers see a
+// change only when there is one. An agent key with an empty rule set is
+// deleted (or not written), so the agent's watcher falls back to the global
+// key; the global key is always written.
+func PublishRuleSets(ctx context.Context, kv jetstream.KeyValue, sets map[string]RuleSetDoc) ([]Publication, error) {
+	keys := make([]string, 0, len(sets))
+	for k := range sets {
+		if _, err := RulesKey(k); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([]Publication, 0, len(keys))
+	for _, key := range keys {
+		doc := sets[key]
+		where := kv.Bucket() + "/" + key
+		old, err := kv.Get(ctx, key)
+		if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return out, fmt.Errorf("read %s: %w", where, err)
+		}
+		switch {
+		case key != GlobalRulesKey && doc.Empty && old == nil:
+			out = append(out, Publication{Key: key, Action: "skipped"})
+		case key != GlobalRulesKey && doc.Empty:
+			if err := kv.Delete(ctx, key); err != nil {
+				return out, fmt.Errorf("delete %s: %w", where, err)
+			}
+			out = append(out, Publication{Key: key, Action: "deleted"})
+		case old != nil && sameRuleSet(old.Value(), doc.JSON):
+			out = append(out, Publication{Key: key, Action: "unchanged", Revision: old.Revision()})
+		default:
+			rev, err := kv.Put(ctx, key, doc.JSON)
+			if err != nil {
+				return out, fmt.Errorf("put %s: %w", where, err)
+			}
+			out = append(out, Publication{Key: key, Action: "put", Revision: rev})
+		}
+	}
+	return out, nil
+}
+
+// sameRuleSet reports whether two encoded rule sets are equal but for
+// generated_at.
+func sameRuleSet(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	for _, v := range []any{x, y} {
+		if m, ok := v.(map[string]any); ok {
+			delete(m, "generated_at")
+		}
+	}
+	return reflect.DeepEqual(x, y)
 }
