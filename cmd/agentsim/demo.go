@@ -157,10 +157,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else if err := writeCurve(stdout, curve); err != nil {
 		return err
 	}
+	page, err := writeDemoReport(ctx, db, filepath.Join(dir, "report"), curve, metrics.DefaultRulesConfig())
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	absDB, _ := filepath.Abs(db)
 	absStore, _ := filepath.Abs(storeDir)
+	absPage, _ := filepath.Abs(page)
 	fmt.Fprintf(stderr, "agentsim demo: done in %s\n", time.Since(t0).Round(time.Millisecond))
-	fmt.Fprintf(paths, "database:  %s\njetstream: %s\n", absDB, absStore)
+	fmt.Fprintf(paths, "database:  %s\njetstream: %s\nreport:    %s\n", absDB, absStore, absPage)
 	fmt.Fprintf(paths, "explore:   go run ./cmd/analyze trend -db %s -every day\n", absDB)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
 )
 
@@ -23,6 +24,7 @@ type common struct {
 	db, since, until, by, format string
 	filter                       metrics.Filter
 	now                          func() time.Time
+	nats                         string // -nats: read through the ingester's query service
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
@@ -48,6 +50,11 @@ func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 
 // parse parses args and checks the common flags, reporting every problem.
 func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	// -nats is bound here rather than in newFlags: a command with a -nats
+	// of its own (rules -publish) keeps it and reads from -db.
+	if fs.Lookup("nats") == nil {
+		fs.StringVar(&c.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for a subject other than "+query.DefaultSubject+")")
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
@@ -85,8 +92,12 @@ func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error 
 }
 
 // open opens the database read-only. A database an ingester holds cannot
-// be opened by another process; the error says so.
+// be opened by another process; the error says so. With -nats, it reads
+// through the ingester's query service instead.
 func (c *common) open(ctx context.Context) (metrics.Source, func() error, error) {
+	if c.nats != "" {
+		return openRemote(c.nats)
+	}
 	if _, err := os.Stat(c.db); err != nil {
 		return nil, nil, fmt.Errorf("database %s: %w", c.db, err)
 	}

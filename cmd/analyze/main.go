@@ -31,6 +31,8 @@ var commands = map[string]command{
 	"mappings": {summary: mappingsSummary, run: runMappings},
 	"rules":    {summary: rulesSummary, run: runRules},
 	"export":   {summary: exportSummary, run: runExport},
+	"report":   {summary: reportSummary, run: runReport},
+	"sql":      {summary: sqlSummary, run: runSQL},
 }
 
 func main() {

@@ -115,6 +115,11 @@ func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 	if err := resend(ctx, e, stream, pjs, count); err != nil {
 		return nil, err
 	}
+	stopProfile, err := e.startProfile()
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	dup, _, err := ingestPass(ctx, e, n.js, st, stream, "dedup-resent",
 		fmt.Sprintf("ingest %s re-sent events w/o Nats-Msg-Id (all skipped)", pct))
 	if err != nil {

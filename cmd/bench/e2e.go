@@ -25,6 +25,9 @@ const stallAfter = 10 * time.Minute
 // phasePublish publishes N synth events through agent.Publisher (defaults)
 // to the EVO stream, for the backlog ingest phase.
 func phasePublish(ctx context.Context, e *env) ([]result, error) {
+	if err := e.fresh(scBacklog); err != nil {
+		return nil, err
+	}
 	n, err := e.startNATS(ctx, scBacklog)
 	if err != nil {
 		return nil, err
@@ -110,6 +113,13 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream info: %w", err)
 	}
+	if info.State.LastSeq != m.LastSeq || info.State.Msgs != uint64(m.Events) {
+		return nil, fmt.Errorf("ingest: stream %s changed since the publish phase (last seq %d, want %d): run publish again",
+			info.Config.Name, info.State.LastSeq, m.LastSeq)
+	}
+	if err := removeDB(e.dbPath(scBacklog)); err != nil {
+		return nil, err
+	}
 	st, err := store.Open(ctx, e.dbPath(scBacklog))
 	if err != nil {
 		return nil, err
@@ -154,6 +164,9 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 // empty stream and database; the figure is N over the time from the first
 // publish to the last commit.
 func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
+	if err := e.fresh(scConcurrent); err != nil {
+		return nil, err
+	}
 	n, err := e.startNATS(ctx, scConcurrent)
 	if err != nil {
 		return nil, err

@@ -42,6 +42,25 @@ const (
 func (e *env) natsDir(sc string) string { return filepath.Join(e.dir, sc, "nats") }
 func (e *env) dbPath(sc string) string  { return filepath.Join(e.dir, sc, "evo.duckdb") }
 
+// fresh empties a scenario's directory: a phase that produces a scenario's
+// state starts from nothing, so that it can be run again with -only.
+func (e *env) fresh(sc string) error {
+	if err := os.RemoveAll(filepath.Join(e.dir, sc)); err != nil {
+		return err
+	}
+	return os.MkdirAll(filepath.Join(e.dir, sc), 0o755)
+}
+
+// removeDB deletes a database file and its write-ahead log.
+func removeDB(path string) error {
+	for _, p := range []string{path, path + ".wal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
 // manifest carries what one phase learnt to the next (they may run in
 // different processes).
 type manifest struct {

@@ -53,6 +53,9 @@ func rawStreamConfig() jetstream.StreamConfig {
 // phaseJSPublish async-publishes N pooled payloads (no Nats-Msg-Id) to the
 // raw stream and waits for every acknowledgement.
 func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
+	if err := e.fresh(scRaw); err != nil {
+		return nil, err
+	}
 	var failed atomic.Int64
 	var firstErr atomic.Value
 	n, err := e.startNATS(ctx, scRaw,
@@ -142,6 +145,10 @@ func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("open stream %s: %w", rawStream, err)
 	}
 	const batch = 10000 // ingest.DefaultConfig().BatchSize
+	// From the start again, should this phase run a second time.
+	if err := st.DeleteConsumer(ctx, rawConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("delete consumer %s: %w", rawConsumer, err)
+	}
 	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       rawConsumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -202,6 +209,9 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
 	}
 	path := filepath.Join(e.dir, scRaw, "append.duckdb")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	if err := removeDB(path); err != nil {
 		return nil, err
 	}
 	db, err := sql.Open("duckdb", path)

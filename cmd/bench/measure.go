@@ -24,6 +24,7 @@ type result struct {
 	MBPerSec    float64        `json:"mb_per_s,omitempty"`
 	CPUSeconds  float64        `json:"cpu_seconds"`     // user+sys of the whole process during Seconds
 	OtherCPU    float64        `json:"other_cpu_cores"` // cores other processes kept busy meanwhile
+	IOWait      float64        `json:"iowait_cores"`    // cores idle waiting for I/O meanwhile
 	PeakRSSMiB  float64        `json:"peak_rss_mib"`
 	HeapPeakMiB float64        `json:"go_heap_peak_mib"`
 	Extra       map[string]any `json:"extra,omitempty"`
@@ -34,9 +35,13 @@ type span struct {
 	wall time.Time
 	cpu  time.Duration
 	busy time.Duration // machine-wide busy CPU time
+	wait time.Duration // machine-wide iowait time
 }
 
-func startSpan() span { return span{wall: time.Now(), cpu: cpuTime(), busy: machineBusy()} }
+func startSpan() span {
+	busy, wait := machineCPU()
+	return span{wall: time.Now(), cpu: cpuTime(), busy: busy, wait: wait}
+}
 
 // row fills a result from the span ending at end (zero: now) for events
 // events and bytes bytes (0: no MB/s).
@@ -50,7 +55,10 @@ func (s span) row(phase, what string, events, bytes int64, end time.Time) result
 	if secs > 0 {
 		// The figures mean little when other processes took the cores: say
 		// how much they did.
-		r.OtherCPU = max(0, (machineBusy()-s.busy-cpu).Seconds()/time.Since(s.wall).Seconds())
+		busy, wait := machineCPU()
+		el := time.Since(s.wall).Seconds()
+		r.OtherCPU = max(0, (busy-s.busy-cpu).Seconds()/el)
+		r.IOWait = (wait - s.wait).Seconds() / el
 		r.PerSec = float64(events) / secs
 		if bytes > 0 {
 			r.MBPerSec = float64(bytes) / 1e6 / secs
@@ -68,27 +76,30 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// machineBusy is the CPU time all processes have used since boot, from
-// /proc/stat (every state but idle and iowait).
-func machineBusy() time.Duration {
+// machineCPU returns the CPU time all processes have used since boot (every
+// state but idle and iowait) and the iowait time, from /proc/stat.
+func machineCPU() (busy, iowait time.Duration) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0
+		return 0, 0
 	}
-	var busy int64
+	const tick = time.Second / 100 // USER_HZ
 	for i, v := range f[1:9] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
 		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
+		switch i {
+		case 3: // idle
+		case 4:
+			iowait = time.Duration(n) * tick
+		default:
+			busy += time.Duration(n) * tick
+		}
 	}
-	return time.Duration(busy) * (time.Second / 100) // USER_HZ
+	return busy, iowait
 }
 
 // procStatus returns a field of /proc/self/status in bytes (VmHWM, VmRSS), 0

@@ -66,7 +66,7 @@ func (r report) write(w io.Writer) {
 	fmt.Fprintf(w, "evosignal bench: %d events, mode %s — %d CPUs (%s), %.1f GiB RAM, %s %s\n\n",
 		r.Events, r.Mode, m.CPUs, m.CPUModel, m.MemGiB, m.GoVersion, m.OS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tevents\tseconds\tevents/s\tMB/s\tCPU\tothers\tpeak RSS MiB\tGo heap MiB\t  what")
+	fmt.Fprintln(tw, "phase\tevents\tseconds\tevents/s\tMB/s\tCPU\tothers\tiowait\tpeak RSS MiB\tGo heap MiB\t  what")
 	for _, x := range r.Results {
 		mb, cpu := "-", "-"
 		if x.MBPerSec > 0 {
@@ -75,8 +75,8 @@ func (r report) write(w io.Writer) {
 		if x.CPUSeconds > 0 && x.Seconds > 0 {
 			cpu = fmt.Sprintf("%.2f", x.CPUSeconds/x.Seconds)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s\t%s\t%.2f\t%.0f\t%.0f\t  %s\n", x.Phase, x.Events, x.Seconds,
-			thousands(int64(math.Round(x.PerSec))), mb, cpu, x.OtherCPU, x.PeakRSSMiB, x.HeapPeakMiB, x.What)
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%s\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.0f\t  %s\n", x.Phase, x.Events, x.Seconds,
+			thousands(int64(math.Round(x.PerSec))), mb, cpu, x.OtherCPU, x.IOWait, x.PeakRSSMiB, x.HeapPeakMiB, x.What)
 	}
 	tw.Flush()
 	busy := 0.0

@@ -55,6 +55,12 @@ Phases, in order:
                    dedup-resent: re-send -dup-frac×N stored events without
                    Nats-Msg-Id (so JetStream keeps them) and ingest them, all
                    of which must be skipped.
+  diagnostic
+    write-steps    the statements store.Write runs per batch of 10,000 (the
+                   same SQL files, same order, one transaction each) timed one
+                   by one on a fresh database: where a commit's time goes. Then
+                   again with checkpoint_threshold=100GB (write-steps-nockpt),
+                   to show what DuckDB's automatic checkpoints cost.
 
 Each phase runs in its own process (the command re-executes itself with the
 internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
@@ -62,13 +68,25 @@ heap peak is sampled every 20ms. MB/s counts JetStream stream bytes for the
 NATS and ingest phases, JSON payload bytes for js-publish, js-consume and
 duckdb-append. CPU is the process's CPU time over wall time (2.00 = two cores
 busy); "others" is the cores other processes kept busy meanwhile (from
-/proc/stat): anything well above 0 means the figures understate the pipeline.
+/proc/stat): anything well above 0 means the figures understate the pipeline;
+"iowait" the cores idle waiting for disk I/O meanwhile.
 Progress goes to stderr every -progress; the report to stdout.
+
+On a shared machine, -wait-idle waits before each phase until other processes
+leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
+whose passes change the database) and keeps its least contended attempt; a
+row still contended is marked contended=true in the notes.
 
   bench                                 1,000,000 events, every phase
   bench -events 100000 -mode backlog    a quicker look
+  bench -wait-idle 10m -retries 3       on a machine others use too
   bench -cpuprofile ingest.pprof        profile the ingest phase, then:
                                         go tool pprof -top bench ingest.pprof
+  bench -cpuprofile dup.pprof -profile dedup
+                                        profile the re-sent pass instead
+
+The ingest, concurrent and dedup phases profile their measured section only
+(dedup: the re-sent pass); any other phase is profiled whole.
 
 Flags:
 `
@@ -83,16 +101,23 @@ var phases = map[string]func(context.Context, *env) ([]result, error){
 	"concurrent":    phaseConcurrent,
 	"dedup-open":    phaseDedupOpen,
 	"dedup":         phaseDedup,
+	"write-steps":   phaseWriteSteps,
 }
+
+// selfProfiled are the phases that profile their measured section only.
+var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": true}
 
 type options struct {
 	env
-	mode      string
-	json      bool
-	keep      string
-	only      string
-	inProcess bool
-	phase     string // internal: run this one phase and print its results as JSON
+	mode        string
+	json        bool
+	keep        string
+	only        string
+	profile     string
+	inProcess   bool
+	waitIdleMax time.Duration
+	retries     int
+	phase       string // internal: run this one phase and print its results as JSON
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -107,13 +132,16 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.mode, "mode", "both", "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&o.keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the ingest phase (the concurrent phase with -mode concurrent) to `file`")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of one phase (see -profile) to `file`")
+	fs.StringVar(&o.profile, "profile", "", "the `phase` -cpuprofile profiles (default ingest, or concurrent with -mode concurrent)")
 	fs.Float64Var(&o.dupFrac, "dup-frac", 0.1, "share of N re-sent (and newly sent) in the de-duplication passes")
 	fs.IntVar(&o.pool, "pool", 50_000, "pre-generated payloads the raw phases cycle through")
 	fs.Uint64Var(&o.seed, "seed", 1, "synth seed")
 	fs.DurationVar(&o.progress, "progress", 5*time.Second, "log progress to stderr this often")
 	fs.StringVar(&o.only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
 	fs.BoolVar(&o.inProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
+	fs.DurationVar(&o.waitIdleMax, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	fs.IntVar(&o.retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
 	fs.StringVar(&o.phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
 	fs.StringVar(&o.dir, "dir", "", "internal: the work `dir` of -phase")
 	if err := fs.Parse(args); err != nil {
@@ -136,6 +164,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.dupFrac <= 0 || o.dupFrac > 1 {
 		errs = append(errs, fmt.Errorf("-dup-frac %g must be in (0, 1]", o.dupFrac))
 	}
+	if o.retries < 0 {
+		errs = append(errs, fmt.Errorf("-retries %d is negative", o.retries))
+	}
 	if o.progress <= 0 {
 		errs = append(errs, fmt.Errorf("-progress %s must be positive", o.progress))
 	}
@@ -149,6 +180,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		if o.dir == "" {
 			errs = append(errs, errors.New("-phase needs -dir"))
 		}
+	}
+	if o.profile != "" && phases[o.profile] == nil {
+		errs = append(errs, fmt.Errorf("-profile: no phase %q", o.profile))
 	}
 	for _, p := range o.onlyList() {
 		if phases[p] == nil {
@@ -185,7 +219,7 @@ func (o *options) plan() []string {
 	if o.mode != "backlog" {
 		p = append(p, "concurrent")
 	}
-	p = append(p, "dedup-open", "dedup")
+	p = append(p, "dedup-open", "dedup", "write-steps")
 	if only := o.onlyList(); only != nil {
 		p = slices.DeleteFunc(p, func(s string) bool { return !slices.Contains(only, s) })
 	}
@@ -194,6 +228,9 @@ func (o *options) plan() []string {
 
 // profiled is the phase -cpuprofile applies to.
 func (o *options) profiled() string {
+	if o.profile != "" {
+		return o.profile
+	}
 	if o.mode == "concurrent" {
 		return "concurrent"
 	}
@@ -230,12 +267,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var runErr error
 	for _, name := range o.plan() {
 		o.log.Info("phase", "name", name, "events", o.events, "dir", dir)
-		var rs []result
-		if o.inProcess {
-			rs, err = runPhase(ctx, o, name)
-		} else {
-			rs, err = o.exec(ctx, name, stderr)
-		}
+		rs, err := o.runWithRetries(ctx, name, func(profile string) ([]result, error) {
+			if o.inProcess {
+				return runPhase(ctx, o, name, profile)
+			}
+			return o.exec(ctx, name, profile, stderr)
+		})
 		if err != nil {
 			runErr = fmt.Errorf("phase %s: %w", name, err)
 			break
@@ -276,7 +313,7 @@ func emptyDir(dir string, reuse bool) error {
 }
 
 // exec runs one phase in a new process of this executable.
-func (o *options) exec(ctx context.Context, name string, stderr io.Writer) ([]result, error) {
+func (o *options) exec(ctx context.Context, name, profile string, stderr io.Writer) ([]result, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
@@ -284,8 +321,8 @@ func (o *options) exec(ctx context.Context, name string, stderr io.Writer) ([]re
 	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
 		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
 		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String()}
-	if o.cpuprofile != "" && name == o.profiled() {
-		args = append(args, "-cpuprofile", o.cpuprofile)
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -305,24 +342,31 @@ func (o *options) exec(ctx context.Context, name string, stderr io.Writer) ([]re
 // runChild runs the phase of -phase and prints its results as JSON.
 func runChild(ctx context.Context, o *options, stdout io.Writer) error {
 	o.log = o.log.With("phase", o.phase)
-	rs, err := runPhase(ctx, o, o.phase)
+	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
 	if err != nil {
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(rs)
 }
 
-// runPhase runs one phase here and fills in its memory figures.
-func runPhase(ctx context.Context, o *options, name string) ([]result, error) {
+// runPhase runs one phase here, writing a CPU profile to profile if set,
+// and fills in its memory figures.
+func runPhase(ctx context.Context, o *options, name, profile string) ([]result, error) {
 	e := o.env
-	if o.phase == "" && name != o.profiled() {
-		e.cpuprofile = "" // in process, only the profiled phase gets the flag
-	}
+	e.cpuprofile = profile
 	runtime.GC()
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	h := startHeapSampler(ctx)
+	stopProfile := func() {}
+	if !selfProfiled[name] {
+		var err error
+		if stopProfile, err = e.startProfile(); err != nil {
+			return nil, err
+		}
+	}
 	rs, err := phases[name](ctx, &e)
+	stopProfile()
 	heap := h.Close()
 	if err != nil {
 		return nil, err

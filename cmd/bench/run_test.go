@@ -21,7 +21,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
 	want := []string{"js-publish", "js-consume", "duckdb-append", "publish", "ingest",
-		"concurrent", "concurrent-pub", "dedup-open", "dedup-clean", "dedup-resent"}
+		"concurrent", "concurrent-pub", "dedup-open", "dedup-clean", "dedup-resent", "write-steps", "write-steps-nockpt"}
 	var got []string
 	for _, r := range rep.Results {
 		got = append(got, r.Phase)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -42,10 +43,12 @@ type options struct {
 	cfg                                           ingest.Config
 	rebuild                                       bool
 	logLevel, logFormat                           string
+	queryOn                                       bool
+	query                                         query.Config
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
-	o := &options{stream: bus.DefaultStream(), cfg: ingest.DefaultConfig()}
+	o := &options{stream: bus.DefaultStream(), cfg: ingest.DefaultConfig(), query: query.DefaultConfig()}
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -79,6 +82,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
+	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
+	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
+	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
+	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	if err := fs.Parse(args); err != nil {
@@ -103,6 +110,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	errs = append(errs, o.cfg.Validate())
 	if o.file == "" && !o.rebuild {
 		errs = append(errs, o.stream.Validate())
+		if o.queryOn {
+			errs = append(errs, o.query.Validate())
+		}
 		if o.natsURL != "" {
 			errs = append(errs, o.conn.Validate())
 		}
@@ -171,7 +181,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer stopHTTP()
 	}
-	return runNATS(ctx, o, in, log)
+	return runNATS(ctx, o, st, in, log)
 }
 
 func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Reader, stdout io.Writer) error {
@@ -191,7 +201,7 @@ func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Re
 	return err
 }
 
-func runNATS(ctx context.Context, o *options, in *ingest.Ingester, log *slog.Logger) error {
+func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingester, log *slog.Logger) error {
 	conn := o.conn
 	if o.natsURL == "" {
 		srv, err := bus.StartServer(bus.ServerConfig{Listen: o.listen, StoreDir: o.storeDir}, log)
@@ -213,6 +223,14 @@ func runNATS(ctx context.Context, o *options, in *ingest.Ingester, log *slog.Log
 	}
 	if _, err := bus.EnsureStream(ctx, js, o.stream); err != nil {
 		return err
+	}
+	if o.queryOn {
+		qs, err := query.Start(ctx, nc, st.DB(), o.query, log.With("component", "query"))
+		if err != nil {
+			return err
+		}
+		defer qs.Close() // before the connection and the store close
+		log.Info("answering read-only SQL", "subject", qs.Subject(), "timeout", o.query.Timeout, "max_rows", o.query.MaxRows)
 	}
 	runErr := in.Run(ctx, js)
 	// Send the last acks before closing.

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/report"
+)
+
+// writeDemoReport writes the evolution report of the last generation into
+// dir: the last generation's simulated days against the generation before,
+// rules learned with the demo's thresholds, rule effects over the whole run
+// judged on first-try success (what the rules improve; nearly every session
+// succeeds in the end).
+// It returns the path of the HTML page.
+func writeDemoReport(ctx context.Context, dbPath, dir string, curve []generation, rules metrics.RulesConfig) (string, error) {
+	if len(curve) == 0 {
+		return "", errors.New("report: no generation")
+	}
+	db, err := sql.Open("duckdb", dbPath+"?access_mode=read_only")
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	defer db.Close()
+	last := curve[len(curve)-1]
+	cfg := report.DefaultConfig()
+	cfg.Since, cfg.Until = last.Since, last.Until
+	cfg.Rules = rules
+	cfg.Hints.MinCalls = rules.MinCalls
+	cfg.EffectSince = curve[0].Since
+	cfg.Effect.Metric = metrics.EffectOnFirstTry
+	r, err := report.Build(ctx, metrics.DB{DB: db}, cfg, time.Now())
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	if err := report.WriteDir(dir, r); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, report.HTMLFile), nil
+}

@@ -1,0 +1,369 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/evosignal/evosignal/internal/report"
+)
+
+// chromiumPath is Debian's Chromium, which scripts/setup installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// screenshotEnv names a directory that receives a copy of the screenshots
+// (CI uploads it; a person opens it).
+const screenshotEnv = "EVOSIGNAL_SCREENSHOT_DIR"
+
+// TestReportInBrowser opens the fixture's report page in a real headless
+// Chromium from a file:// URL and checks that it renders: the title and
+// headline, charts with real marks, no horizontal overflow, no console
+// error or exception, no request beyond the page itself, a dark theme and a
+// print layout. It saves screenshots into the test's artifact directory.
+func TestReportInBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("Chromium is needed to check the report page (%v): run scripts/setup, which installs Debian's chromium", err)
+	}
+	r := buildFixture(t)
+	dir := t.TempDir()
+	if err := report.WriteDir(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	pagePath := filepath.Join(dir, report.HTMLFile)
+	pageURL := (&url.URL{Scheme: "file", Path: pagePath}).String()
+
+	b := newBrowser(t)
+	ctx := b.ctx
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("viewport: %v\n%s", err, b.output())
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatalf("open %s: %v\n%s", pageURL, err, b.output())
+	}
+
+	title, err := chromedp.Run(ctx, chromedp.Title())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(title, "evosignal report") {
+		t.Errorf("title = %q, want it to start with %q", title, "evosignal report")
+	}
+	headline, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("h1#headline").textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := r.Headline.Metrics[0].Summary; headline != want {
+		t.Errorf("headline = %q, want %q", headline, want)
+	}
+
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartStats](chartStatsJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCharts(t, r, charts)
+
+	layout, err := chromedp.Run(ctx, chromedp.Evaluate[layoutStats](layoutJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if layout.ScrollWidth > layout.InnerWidth+1 {
+		t.Errorf("page is %dpx wide in a %dpx window: something overflows", layout.ScrollWidth, layout.InnerWidth)
+	}
+	for _, id := range []string{"summary", "trend", "hints", "mappings", "rules", "effects", "quality"} {
+		if !strings.Contains(layout.Sections, id+";") {
+			t.Errorf("section #%s missing or empty (sections with content: %s)", id, layout.Sections)
+		}
+	}
+	light := layout.Background
+
+	shot(t, ctx, "report.png")
+
+	// Dark theme: the same page with prefers-color-scheme: dark.
+	dark := []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: dark}); err != nil {
+		t.Fatal(err)
+	}
+	if layout, err = chromedp.Run(ctx, chromedp.Evaluate[layoutStats](layoutJS)); err != nil {
+		t.Fatal(err)
+	}
+	if layout.Background == light {
+		t.Errorf("dark theme: background %s, the same as the light theme's", light)
+	}
+	shot(t, ctx, "report-dark.png")
+
+	// Print: light colours, no navigation bar, and a PDF that is not empty.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print", Features: dark}); err != nil {
+		t.Fatal(err)
+	}
+	if layout, err = chromedp.Run(ctx, chromedp.Evaluate[layoutStats](layoutJS)); err != nil {
+		t.Fatal(err)
+	}
+	if layout.Background != "rgb(255, 255, 255)" || layout.TocDisplay != "none" {
+		t.Errorf("print: background %s and navigation display %q, want white and none", layout.Background, layout.TocDisplay)
+	}
+	pdf, err := chromedp.Run(ctx, chromedp.PrintToPDF(chromedp.PDFPrintBackground()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(pdf, []byte("%PDF")) || len(pdf) < 10_000 {
+		t.Errorf("print to PDF: %d bytes, want a PDF", len(pdf))
+	}
+	save(t, "report.pdf", pdf)
+
+	for _, m := range b.problems(pageURL) {
+		t.Error(m)
+	}
+}
+
+// chartStats describes one SVG chart as the browser laid it out.
+type chartStats struct {
+	Class  string  `json:"cls"`
+	Width  float64 `json:"w"`
+	Height float64 `json:"h"`
+	Marks  int     `json:"marks"` // paths, rects, circles and lines drawn with a non-zero size
+	Line   float64 `json:"line"`  // length of the first-try line (trend chart)
+	Stroke string  `json:"stroke"`
+}
+
+const chartStatsJS = `[...document.querySelectorAll("svg.chart, svg.spark")].map(svg => {
+  const r = svg.getBoundingClientRect();
+  let marks = 0;
+  for (const el of svg.querySelectorAll("path, rect, circle, line")) {
+    const b = el.getBBox();
+    if (b.width > 0 || b.height > 0) marks++;
+  }
+  const line = svg.querySelector("path.line.s-first");
+  return {cls: svg.getAttribute("class"), w: r.width, h: r.height, marks,
+          line: line ? line.getTotalLength() : 0,
+          stroke: line ? getComputedStyle(line).stroke : ""};
+})`
+
+func checkCharts(t *testing.T, r *report.Report, charts []chartStats) {
+	t.Helper()
+	count := map[string]int{}
+	for _, c := range charts {
+		count[c.Class]++
+		if c.Width < 20 || c.Height < 10 || c.Marks < 1 {
+			t.Errorf("chart %q is %.0f×%.0f px with %d marks: not drawn", c.Class, c.Width, c.Height, c.Marks)
+		}
+		if c.Class == "chart trend" {
+			if c.Width < 600 || c.Height < 200 {
+				t.Errorf("trend chart is %.0f×%.0f px, want at least 600×200", c.Width, c.Height)
+			}
+			// Grid, window, bands, lines, a marker per period and rate, bars.
+			if c.Marks < 4*len(r.Trend) {
+				t.Errorf("trend chart has %d marks for %d periods", c.Marks, len(r.Trend))
+			}
+			if c.Line < 200 {
+				t.Errorf("first-try line is %.0f px long", c.Line)
+			}
+			if c.Stroke == "" || c.Stroke == "none" {
+				t.Errorf("first-try line has stroke %q: the stylesheet did not apply", c.Stroke)
+			}
+		}
+	}
+	want := map[string]int{
+		"chart trend": 1,
+		"spark":       len(r.Headline.Metrics) + 1, // and sessions
+		"chart cell":  len(r.WorstHints) + len(r.Mappings) + len(r.Effects),
+	}
+	for cls, n := range want {
+		if count[cls] != n {
+			t.Errorf("%d charts of class %q, want %d", count[cls], cls, n)
+		}
+	}
+}
+
+type layoutStats struct {
+	ScrollWidth int    `json:"scrollWidth"`
+	InnerWidth  int    `json:"innerWidth"`
+	Background  string `json:"background"`
+	TocDisplay  string `json:"toc"`
+	Sections    string `json:"sections"` // ids of the sections with text, each followed by ";"
+}
+
+const layoutJS = `({
+  scrollWidth: document.documentElement.scrollWidth,
+  innerWidth: window.innerWidth,
+  background: getComputedStyle(document.body).backgroundColor,
+  toc: getComputedStyle(document.querySelector("nav.toc")).display,
+  sections: [...document.querySelectorAll("main > section")].filter(s => s.innerText.trim().length > 40).map(s => s.id + ";").join(""),
+})`
+
+// shot saves a full-page screenshot.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	img, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(img))
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	if cfg.Width < 1000 || cfg.Height < 1500 {
+		t.Errorf("screenshot %s is %d×%d px: the page did not render in full", name, cfg.Width, cfg.Height)
+	}
+	save(t, name, img)
+}
+
+// save writes an output file into the test's artifact directory and, when
+// EVOSIGNAL_SCREENSHOT_DIR is set, there too.
+func save(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dirs := []string{t.ArtifactDir()}
+	if d := os.Getenv(screenshotEnv); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatalf("%s: %v", screenshotEnv, err)
+		}
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", p)
+	}
+}
+
+// browser is a headless Chromium for one test, with what the page logged
+// and requested.
+type browser struct {
+	ctx context.Context
+	out *lockedBuffer
+
+	mu       sync.Mutex
+	messages []string // console errors, exceptions, browser log errors
+	requests []string // URLs requested
+}
+
+// newBrowser starts Chromium with a fresh profile; the test's cleanup stops
+// it and removes the profile.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	profile, err := os.MkdirTemp("", "evosignal-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Chromium's helpers can write into the profile for a moment after
+		// the browser exits.
+		for range 50 {
+			if err := os.RemoveAll(profile); err == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("remove the browser profile %s", profile)
+	})
+	b := &browser{out: &lockedBuffer{}}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.UserDataDir(profile),
+		chromedp.CombinedOutput(b.out),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(ctx)
+	t.Cleanup(cancelTab)
+	if err := chromedp.Listen(ctx, b.record); err != nil {
+		t.Fatalf("start %s: %v\n%s", chromiumPath, err, b.output())
+	}
+	b.ctx = ctx
+	return b
+}
+
+// record keeps the events the checks need. It runs on the tab's reading
+// goroutine, so it only appends.
+func (b *browser) record(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert || e.Type == runtime.ConsoleAPICalledTypeWarning {
+			var args []string
+			for _, a := range e.Args {
+				args = append(args, string(a.Value)+a.Description)
+			}
+			b.messages = append(b.messages, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+		}
+	case *runtime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		text := d.Text
+		if d.Exception != nil {
+			text += " " + d.Exception.Description
+		}
+		b.messages = append(b.messages, fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber+1, text))
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
+			b.messages = append(b.messages, fmt.Sprintf("browser log (%s, %s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		b.requests = append(b.requests, e.Request.URL)
+	}
+}
+
+// problems lists console errors and warnings, exceptions, and requests for
+// anything but the page itself.
+func (b *browser) problems(pageURL string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := append([]string(nil), b.messages...)
+	for _, u := range b.requests {
+		if u != pageURL && !strings.HasPrefix(u, "data:") {
+			out = append(out, "the page requested "+u+": it must be self-contained")
+		}
+	}
+	return out
+}
+
+func (b *browser) output() string { return "chromium output:\n" + b.out.String() }
+
+// lockedBuffer collects the browser's output, written from its own
+// goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteMarkdown writes the report as Markdown: the same numbers as the
+// JSON, as a headline and tables.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	b := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	row := func(cells ...string) {
+		for i, c := range cells {
+			cells[i] = mdCell(c)
+		}
+		p("| %s |\n", strings.Join(cells, " | "))
+	}
+	head := func(cells ...string) {
+		row(cells...)
+		p("|%s\n", strings.Repeat("---|", len(cells)))
+	}
+
+	p("# evosignal report\n\n")
+	p("> **%s**\n\n", mdCell(r.Headline.Text))
+	p("Window: %s.", r.windowLine())
+	if f := r.filterLine(); f != "" {
+		p(" Only %s.", f)
+	}
+	p(" Generated %s.\n\n", stamp(r.GeneratedAt))
+
+	p("## Summary\n\n")
+	head("", "last "+r.Window.Length, "previous "+r.Window.Length, "change", "95% CI of the change", "")
+	for _, m := range r.Headline.Metrics {
+		row(m.Label, propText(m.Current), propText(m.Previous), ptsOf(m.Change), ptsCI(m.ChangeCI), m.Assessment)
+	}
+	s := r.Headline.Sessions
+	row("Ended sessions", fmt.Sprint(s.Current), fmt.Sprint(s.Previous), "", "", "")
+	row("Open sessions", fmt.Sprint(s.OpenCurrent), fmt.Sprint(s.OpenPrevious), "", "", "")
+	p("\n")
+	for _, g := range r.glance() {
+		p("- %s\n", g)
+	}
+	p("\n")
+
+	p("## Evolution curve\n\n")
+	p("Per %s since %s (the last period may be partial).\n\n", r.Settings.Every, r.Settings.TrendSince.Format("2006-01-02"))
+	if len(r.Trend) == 0 {
+		p("No session started in these periods.\n\n")
+	} else {
+		head("period", "sessions", "first-try success", "success", "replan rate", "avg replans", "tool failure rate", "hallucinated hints / session", "rule sets")
+		for _, t := range r.Trend {
+			row(trendLabel(t.Period, r.Settings.Every), fmt.Sprint(t.Sessions), pct(t.FirstTrySuccessRate), pct(t.SuccessRate),
+				pct(t.ReplanRate), num2(t.AvgReplans), pct(t.ToolFailureRate), num2(t.HallucinatedHintsPerSession), rulesetsText(t.Rulesets, t.NoRulesetSessions))
+		}
+		p("\n")
+	}
+
+	p("## Worst hints\n\n")
+	p("Per task type, over the window's real tool calls: hints with at least %d calls that fail more often than the type's other calls, worst lift first.\n\n", r.Settings.MinCalls)
+	if len(r.WorstHints) == 0 {
+		p("None.\n\n")
+	} else {
+		head("task type", "hint", "calls", "failure rate", "95% CI", "other calls fail", "lift", "p", "followed", "dropped", "stripped")
+		for _, h := range r.WorstHints {
+			row(str(h.TaskType), str(h.Hint), fmt.Sprint(h.Calls), pct(h.FailureRate), pctCI(h.FailureCI), pct(h.OtherFailureRate),
+				ratio(h.Lift), pValue(h.PValue), pct(h.FollowedRate), fmt.Sprintf("%d of %d planned", h.Dropped, h.Planned), fmt.Sprint(h.Stripped))
+		}
+		p("\n")
+	}
+
+	p("## Task type → tool\n\n")
+	p("Real tool calls since %s (%d windows of %s); stable: the same top tool with at least %.0f%% of the calls in each window.\n\n",
+		stamp(r.Settings.MappingSince), r.Settings.MappingWindows, r.Window.Length, 100*r.Settings.StableShare)
+	if len(r.Mappings) == 0 {
+		p("No tool calls.\n\n")
+	} else {
+		head("task type", "calls", "top tool", "share", "success", "this window", "stable", "tools")
+		for _, m := range r.Mappings {
+			row(str(m.TaskType), fmt.Sprint(m.Calls), str(m.TopTool), pct(m.TopShare), pct(m.SuccessRate), windowTop(m), yesNo(m.Stable), toolsText(m))
+		}
+		p("\n")
+	}
+
+	p("## Rules\n\n")
+	p("Learned with the rules analyzer from the sessions %s: now %s (%d rules), at the window's start %s (%d rules).\n\n",
+		r.rulesFrom(), r.Rules.Current.Version, len(r.Rules.Current.Rules), r.Rules.Previous.Version, len(r.Rules.Previous.Rules))
+	p("### New (%d)\n\n", len(r.Rules.New))
+	if len(r.Rules.New) > 0 {
+		head("rule", "instruction", "support", "confidence", "evidence")
+		for _, x := range r.Rules.New {
+			row(x.ID, x.Instruction, fmt.Sprint(x.Support), fmt.Sprintf("%.3f", x.Confidence), evidenceLine(x))
+		}
+		p("\n")
+	}
+	p("### To retire (%d)\n\n", len(r.Rules.Retired))
+	if len(r.Rules.Retired) > 0 {
+		head("rule", "kind", "why", "last evidence")
+		for _, x := range r.Rules.Retired {
+			ev := ""
+			if x.Rule != nil {
+				ev = evidenceLine(*x.Rule)
+			}
+			row(x.ID, x.Kind, retireWhy(x), ev)
+		}
+		p("\n")
+	}
+
+	p("## Rule effects\n\n")
+	p("Sessions started since %s that applied each rule set or rule against comparable sessions that did not; verdict on %s (nil: both arms ≥ %d sessions and the interval inside ±%.1f pts).\n\n",
+		stamp(r.Settings.EffectSince), r.Settings.Metric, r.Settings.MinSessions, 100*r.Settings.NilMargin)
+	if len(r.Effects) == 0 {
+		p("No ended session applied a rule set or a rule.\n\n")
+	} else {
+		head("kind", "id", "treated", "control", "treated rate", "control rate", "difference", "95% CI", "verdict")
+		for _, e := range r.Effects {
+			m := effectOf(e, r.Settings.Metric)
+			row(e.Kind, e.ID, fmt.Sprint(e.TreatedSessions), fmt.Sprint(e.ControlSessions), pct(m.TreatedRate), pct(m.ControlRate),
+				ptsOf(m.Difference), ptsCI(m.DifferenceCI), e.Verdict)
+		}
+		p("\n")
+	}
+
+	p("## Data quality\n\n")
+	q := r.DataQuality
+	p("- Dead letters received in the window: %d\n", q.DeadLetters)
+	p("- Open sessions (started in the window, never ended): %d\n", q.OpenSessions)
+	p("- Sessions whose reported replan count differs from their replan events: %d\n\n", q.ReportedReplansMismatch)
+	if len(q.DeadLettersByReason) > 0 {
+		head("reason", "dead letters", "latest", "latest reason")
+		for _, d := range q.DeadLettersByReason {
+			row(d.ReasonCode, fmt.Sprint(d.DeadLetters), stamp(d.LatestAt), d.LatestReason)
+		}
+		p("\n")
+	}
+	for _, n := range q.Notes {
+		p("- Note: %s\n", mdCell(n))
+	}
+	if len(q.Notes) > 0 {
+		p("\n")
+	}
+	p("---\n\nevosignal `analyze report`, report version %d, classifier `%s`. The numbers come from the analyzers (`analyze replans`, `trend`, `hints`, `mappings`, `rules`, `effect`); see docs/analyze.md.\n",
+		r.Version, r.Classifier)
+	return b.Flush()
+}
+
+// mdCell makes s safe in a Markdown table cell.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func propText(p Proportion) string {
+	if p.Rate == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%d of %d)", pct(p.Rate), p.Count, p.Sessions)
+}
+
+func num2(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
