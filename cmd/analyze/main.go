@@ -58,8 +58,9 @@ func exitCode(err error) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage: analyze <command> [flags]
 
-Reads a DuckDB file written by the ingester (-db) and prints evolution
-signals as a table, CSV or JSON (-format). Every command takes -since/-until
+Reads a DuckDB file written by the ingester (-db), or a running ingester's
+read-only query service (-nats URL), and prints evolution signals as a table,
+CSV or JSON (-format). Every command takes -since/-until
 (RFC 3339, a date, or a duration back from now such as 24h or 7d), the
 filters -agent, -model, -task-type, and -by (a comma-separated list of
 agent, agent_version, model, task_type, day, week, ruleset).
