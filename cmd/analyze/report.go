@@ -16,11 +16,13 @@ import (
 
 const reportSummary = "the evolution report: one HTML page, Markdown and JSON for a window against the one before"
 
-const reportHelp = reportSummary + `.
+const reportHelp = `The evolution report: one HTML page, Markdown and JSON for a window against
+the one before.
 
 Writes into -out three files with the same numbers: report.html (one
 self-contained page: inline CSS and SVG charts, nothing fetched from the
 network), report.md and report.json (the stable shape, docs/analyze.md).
+It reads -db, or with -nats a running ingester's query service.
 The window is [-since, -until): -since is a time, or a duration counted back
 from -until (default 24h); -until defaults to now. It is set against the
 window of the same length right before it: first-try success, replan and
@@ -36,8 +38,8 @@ whose reported replan count differs from their events).`
 
 // reportFlags are the flags of analyze report.
 type reportFlags struct {
-	db, since, until, out, taxonomy, rulesSince, effectSince string
-	cfg                                                      report.Config
+	db, nats, since, until, out, taxonomy, rulesSince, effectSince string
+	cfg                                                            report.Config
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,7 +54,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.cfg.Taxonomy, err = metrics.LoadTaxonomy(f.taxonomy); err != nil {
 		return err
 	}
-	c := &common{db: f.db}
+	c := &common{db: f.db, nats: f.nats}
 	src, closeDB, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -89,6 +91,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
+	fs.StringVar(&f.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for another subject)")
 	fs.StringVar(&f.since, "since", "24h", "start of the window: a `time` (RFC 3339, date) or a duration back from -until (24h, 7d)")
 	fs.StringVar(&f.until, "until", "", "end of the window, exclusive: a `time` (RFC 3339, date, or a duration back from now); default now")
 	fs.StringVar(&cfg.Agent, "agent", "", "only this agent")

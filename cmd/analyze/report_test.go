@@ -74,6 +74,25 @@ func TestReportGolden(t *testing.T) {
 	}
 }
 
+// TestReportLive: through a running ingester's query service (-nats) the
+// report holds the same numbers as from the file.
+func TestReportLive(t *testing.T) {
+	_, url := liveService(t, reporttest.DB(t))
+	out := t.TempDir()
+	args := reportArgs("", out)
+	for i, a := range args {
+		if a == "-db" {
+			args[i], args[i+1] = "-nats", url
+		}
+	}
+	runForOutput(t, args...)
+	b, err := os.ReadFile(filepath.Join(out, report.JSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReportGolden(t, "report.golden.json", generatedAt.ReplaceAll(b, []byte(`"generated_at": "(masked)"`)))
+}
+
 // checkReportGolden compares got with testdata/report/name (numbers to
 // 1e-9), or rewrites it with -update.
 func checkReportGolden(tb testing.TB, name string, got []byte) {

@@ -118,6 +118,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	wal := dbPath + ".wal"
 	var checkpoints, slowCommits int
 	var maxCommit time.Duration
+	var batchTook, commitTook []time.Duration // per batch, to see growth with the table
 	var done atomic.Int64
 	stop := ticker(ctx, e.progress, func() {
 		e.log.Info(name, append([]any{"rows", done.Load(), "of", e.events}, memAttrs()...)...)
@@ -125,6 +126,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	defer stop()
 	sp := startSpan()
 	for i := 0; i < e.events; {
+		bt := time.Now()
 		if err := exec("begin", "BEGIN TRANSACTION"); err != nil {
 			return result{}, err
 		}
@@ -172,6 +174,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 			return result{}, err
 		}
 		ct := time.Since(t0)
+		batchTook, commitTook = append(batchTook, time.Since(bt)), append(commitTook, ct)
 		maxCommit = max(maxCommit, ct)
 		if ct > 100*time.Millisecond {
 			slowCommits++
@@ -189,6 +192,11 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	}
 	r.Extra = map[string]any{"batches": (e.events + writeBatch - 1) / writeBatch, "checkpoints_seen": checkpoints,
 		"commits_over_100ms": slowCommits, "max_commit_seconds": maxCommit.Seconds()}
+	k := max(1, len(batchTook)/10)
+	r.Extra["first_tenth_batch_ms"] = meanMS(batchTook[:k])
+	r.Extra["last_tenth_batch_ms"] = meanMS(batchTook[len(batchTook)-k:])
+	r.Extra["first_tenth_commit_ms"] = meanMS(commitTook[:k])
+	r.Extra["last_tenth_commit_ms"] = meanMS(commitTook[len(commitTook)-k:])
 	var parts []string
 	for _, s := range steps {
 		r.Extra["s_"+strings.ReplaceAll(s, " ", "_")] = took[s].Seconds()
@@ -196,6 +204,15 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	}
 	e.log.Info(name+" breakdown", "steps", strings.Join(parts, ", "))
 	return r, nil
+}
+
+// meanMS is the mean of ds in milliseconds.
+func meanMS(ds []time.Duration) float64 {
+	var t time.Duration
+	for _, d := range ds {
+		t += d
+	}
+	return float64(t.Milliseconds()) / float64(len(ds))
 }
 
 func fileSize(name string) int64 {

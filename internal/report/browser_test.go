@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"image/png"
 	"net/url"
@@ -126,6 +127,32 @@ func TestReportInBrowser(t *testing.T) {
 
 	for _, m := range b.problems(pageURL) {
 		t.Error(m)
+	}
+}
+
+// TestReportBrowserCheckSeesProblems: the checks above would see a console
+// error, an exception and a request for something else than the page (to
+// a closed local port, so that nothing leaves the machine).
+func TestReportBrowserCheckSeesProblems(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("Chromium is needed to check the report page (%v): run scripts/setup, which installs Debian's chromium", err)
+	}
+	pagePath := filepath.Join(t.TempDir(), "bad.html")
+	bad := `<!doctype html><title>bad</title><img src="http://127.0.0.1:9/x.png" alt="">` +
+		`<script>console.error("drawn wrong"); throw new Error("boom")</script>`
+	if err := os.WriteFile(pagePath, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pageURL := (&url.URL{Scheme: "file", Path: pagePath}).String()
+	b := newBrowser(t)
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatalf("open %s: %v\n%s", pageURL, err, b.output())
+	}
+	got := strings.Join(b.problems(pageURL), "\n")
+	for _, want := range []string{"console.error: drawn wrong", "exception at", "boom", "the page requested http://127.0.0.1:9/x.png"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
 	}
 }
 
@@ -313,7 +340,7 @@ func (b *browser) record(ev any) {
 		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert || e.Type == runtime.ConsoleAPICalledTypeWarning {
 			var args []string
 			for _, a := range e.Args {
-				args = append(args, string(a.Value)+a.Description)
+				args = append(args, argText(a))
 			}
 			b.messages = append(b.messages, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
 		}
@@ -331,6 +358,18 @@ func (b *browser) record(ev any) {
 	case *network.EventRequestWillBeSent:
 		b.requests = append(b.requests, e.Request.URL)
 	}
+}
+
+// argText is a console argument as the console shows it.
+func argText(a *runtime.RemoteObject) string {
+	var v any
+	if len(a.Value) > 0 && json.Unmarshal(a.Value, &v) == nil {
+		if s, ok := v.(string); ok {
+			return s
+		}
+		return string(a.Value)
+	}
+	return a.Description
 }
 
 // problems lists console errors and warnings, exceptions, and requests for

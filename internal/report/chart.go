@@ -279,8 +279,10 @@ func (r *Report) sparkline(metric string) template.HTML {
 		if len(run) > 1 {
 			s.f(`<path class="line s-%s" d="M%s"/>`, se.key, strings.Join(d, "L"))
 		}
+		// The last value as a dot: a round-capped stroke of no length,
+		// which stays round however the line is stretched.
 		last := run[len(run)-1]
-		s.f(`<circle class="mark s-%s" cx="%.1f" cy="%.1f" r="3"/>`, se.key, x(last), y(*se.rate(r.Trend[last])))
+		s.f(`<path class="end s-%s" d="M%.1f,%.1fh0"/>`, se.key, x(last), y(*se.rate(r.Trend[last])))
 	}
 	s.f(`</svg>`)
 	return s.html()
@@ -315,7 +317,8 @@ func (r *Report) sessionSpark() template.HTML {
 // metricSeries maps a headline metric to its trend series.
 var metricSeries = map[string]string{"first_try_success": "first", "success": "success", "replan": "replan"}
 
-// intervalScale is the shared x scale of the effect charts: ±m rate units.
+// effectScale is the half-width of the effect charts' shared x scale, in
+// rate units: the widest interval, rounded up to 5 points, at least 10.
 func (r *Report) effectScale() float64 {
 	m := 0.1
 	for _, e := range r.Effects {

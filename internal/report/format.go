@@ -156,6 +156,12 @@ func trendLabel(period, every string) string {
 	return period
 }
 
+// weak reports whether a hint's evidence is weak: its test's p-value is not
+// below the rules' alpha.
+func (r *Report) weak(h metrics.HintRow) bool {
+	return h.PValue == nil || *h.PValue >= r.Settings.Thresholds.Alpha
+}
+
 // glance lists what changed, in a few lines for the top of the report.
 func (r *Report) glance() []string {
 	var out []string
@@ -187,7 +193,7 @@ func (r *Report) glance() []string {
 	if len(r.WorstHints) > 0 {
 		h, sig := r.WorstHints[0], false
 		for _, w := range r.WorstHints {
-			if w.PValue != nil && *w.PValue < r.Settings.Thresholds.Alpha {
+			if !r.weak(w) {
 				h, sig = w, true
 				break
 			}

@@ -28,15 +28,12 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"str":        str,
 	"stamp":      stamp,
 	"num2":       num2,
-	"yesNo":      yesNo,
-	"prop":       propText,
 	"trendLabel": trendLabel,
 	"rulesets":   rulesetsText,
 	"windowTop":  windowTop,
 	"evidence":   evidenceLine,
 	"retireWhy":  retireWhy,
 	"hintBar":    hintBar,
-	"mapBar":     mappingBar,
 	"effect":     effectOf,
 	"verdictClass": func(v string) string {
 		switch v {
@@ -94,7 +91,8 @@ func (v view) FilterLine() string { return v.filterLine() }
 func (v view) Glance() []string   { return v.glance() }
 func (v view) RulesFrom() string  { return v.rulesFrom() }
 
-// TrendChart, Spark, EffectBar and MapBar are the charts (chart.go).
+// TrendChart, Spark, SessionSpark, EffectBar and MapBar draw the charts
+// (chart.go).
 func (v view) TrendChart() template.HTML                   { return v.trendChart() }
 func (v view) Spark(metric string) template.HTML           { return v.sparkline(metric) }
 func (v view) SessionSpark() template.HTML                 { return v.sessionSpark() }
@@ -129,11 +127,8 @@ func (v view) Arrow(c Compared) string {
 	return "■"
 }
 
-// Weak reports whether a hint's evidence is weak: its test's p-value is not
-// below the rules' alpha.
-func (v view) Weak(h metrics.HintRow) bool {
-	return h.PValue == nil || *h.PValue >= v.Settings.Thresholds.Alpha
-}
+// Weak reports whether a hint's evidence is weak (not significant).
+func (v view) Weak(h metrics.HintRow) bool { return v.weak(h) }
 
 // EffectScale is the half-width of the effect charts' scale, in points.
 func (v view) EffectScale() string { return fmt.Sprintf("±%.0f pts", 100*v.effectScale()) }

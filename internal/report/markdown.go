@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/evosignal/evosignal/internal/metrics"
 )
 
 // WriteMarkdown writes the report as Markdown: the same numbers as the
@@ -59,14 +61,14 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 
 	p("## Worst hints\n\n")
-	p("Per task type, over the window's real tool calls: hints with at least %d calls that fail more often than the type's other calls, worst lift first.\n\n", r.Settings.MinCalls)
+	p("Per task type, over the window's real tool calls: hints with at least %d calls that fail more often than the type's other calls, worst lift first; n.s.: p ≥ %g.\n\n", r.Settings.MinCalls, r.Settings.Thresholds.Alpha)
 	if len(r.WorstHints) == 0 {
 		p("None.\n\n")
 	} else {
 		head("task type", "hint", "calls", "failure rate", "95% CI", "other calls fail", "lift", "p", "followed", "dropped", "stripped")
 		for _, h := range r.WorstHints {
 			row(str(h.TaskType), str(h.Hint), fmt.Sprint(h.Calls), pct(h.FailureRate), pctCI(h.FailureCI), pct(h.OtherFailureRate),
-				ratio(h.Lift), pValue(h.PValue), pct(h.FollowedRate), fmt.Sprintf("%d of %d planned", h.Dropped, h.Planned), fmt.Sprint(h.Stripped))
+				ratio(h.Lift), r.pText(h), pct(h.FollowedRate), fmt.Sprintf("%d of %d planned", h.Dropped, h.Planned), fmt.Sprint(h.Stripped))
 		}
 		p("\n")
 	}
@@ -144,6 +146,14 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p("---\n\nevosignal `analyze report`, report version %d, classifier `%s`. The numbers come from the analyzers (`analyze replans`, `trend`, `hints`, `mappings`, `rules`, `effect`); see docs/analyze.md.\n",
 		r.Version, r.Classifier)
 	return b.Flush()
+}
+
+// pText is a hint's p-value, marked n.s. when it is not below alpha.
+func (r *Report) pText(h metrics.HintRow) string {
+	if r.weak(h) {
+		return pValue(h.PValue) + " (n.s.)"
+	}
+	return pValue(h.PValue)
 }
 
 // mdCell makes s safe in a Markdown table cell.

@@ -3,15 +3,15 @@ package report
 import (
 	"context"
 	"database/sql"
-	_ "embed"
 	"fmt"
 	"time"
 
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/queries"
 )
 
-//go:embed dead_letters.sql
-var deadLettersSQL string
+// deadLettersSQL counts the window's dead letters by reason.
+var deadLettersSQL = queries.MustRead("analyze/dead_letters.sql")
 
 // DataQuality is what may make the window's numbers less trustworthy.
 type DataQuality struct {
