@@ -17,6 +17,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -178,21 +179,6 @@ func hostSegment() string {
 	return h
 }
 
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("-log-level %q: %w", level, err)
-	}
-	hopts := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, hopts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, hopts)), nil
-	}
-	return nil, fmt.Errorf("-log-format %q: want text or json", format)
-}
-
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -201,7 +187,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	log, err := newLogger(stderr, o.logLevel, o.logFormat)
+	log, err := cli.NewLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}

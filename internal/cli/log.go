@@ -1,0 +1,25 @@
+// Package cli holds what the commands share about running in a terminal.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+)
+
+// NewLogger returns the logger a command's -log-level and -log-format flags
+// ask for: level debug, info, warn or error; format text or json.
+func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: %w", level, err)
+	}
+	hopts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, fmt.Errorf("-log-format %q: want text or json", format)
+}
