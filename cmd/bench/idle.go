@@ -114,11 +114,11 @@ func (o *options) runWithRetries(ctx context.Context, name string, attempt func(
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
 	}
-	for i := range best {
-		if best[i].Extra == nil {
-			best[i].Extra = map[string]any{}
-		}
-		if c := contention(best); c >= busyThreshold {
+	if contention(best) >= busyThreshold {
+		for i := range best {
+			if best[i].Extra == nil {
+				best[i].Extra = map[string]any{}
+			}
 			best[i].Extra["contended"] = true
 		}
 	}

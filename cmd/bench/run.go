@@ -60,7 +60,8 @@ Phases, in order:
                    same SQL files, same order, one transaction each) timed one
                    by one on a fresh database: where a commit's time goes. Then
                    again with checkpoint_threshold=100GB (write-steps-nockpt),
-                   to show what DuckDB's automatic checkpoints cost.
+                   to show what DuckDB's automatic checkpoints cost. Both end
+                   with an explicit CHECKPOINT, included in their time.
 
 Each phase runs in its own process (the command re-executes itself with the
 internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
@@ -271,7 +272,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if o.inProcess {
 				return runPhase(ctx, o, name, profile)
 			}
-			return o.exec(ctx, name, profile, stderr)
+			return o.spawn(ctx, name, profile, stderr)
 		})
 		if err != nil {
 			runErr = fmt.Errorf("phase %s: %w", name, err)
@@ -312,8 +313,8 @@ func emptyDir(dir string, reuse bool) error {
 	return nil
 }
 
-// exec runs one phase in a new process of this executable.
-func (o *options) exec(ctx context.Context, name, profile string, stderr io.Writer) ([]result, error) {
+// spawn runs one phase in a new process of this executable.
+func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Writer) ([]result, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)

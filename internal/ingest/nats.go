@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,12 +49,13 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	}
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "from_seq", committed+1,
 		"stream_last_seq", info.State.LastSeq, "db", in.store.Path())
-	r := &natsRun{in: in, st: st, committed: committed, lastLog: time.Now()}
+	r := &natsRun{in: in, st: st, lastLog: time.Now()}
+	r.committed.Store(committed)
 	backoff := 100 * time.Millisecond
 	for {
 		err := r.consume(ctx)
 		switch {
-		case err != nil && r.fatal:
+		case err != nil && r.fatal.Load():
 			return err
 		case ctx.Err() != nil:
 			return nil
@@ -76,25 +79,42 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 type natsRun struct {
 	in        *Ingester
 	st        jetstream.Stream
-	committed uint64 // last stream sequence committed to the store
-	fatal     bool   // the last error must end Run
+	committed atomic.Uint64 // last stream sequence committed to the store
+	fatal     atomic.Bool   // the last error must end Run
 
+	// The batch being built.
 	msgs    []jetstream.Msg
 	items   []store.Item
 	firstAt time.Time
 	lastLog time.Time
+
+	// The batch being committed: the loop builds the next batch while the
+	// committer goroutine writes the previous one (at most one in flight),
+	// so decoding overlaps the DuckDB transaction.
+	toCommit chan *batch
+	results  chan error
+	inflight bool
+	seen     uint64 // highest stream sequence taken into a batch
+}
+
+// batch is a full batch handed to the committer.
+type batch struct {
+	msgs  []jetstream.Msg
+	items []store.Item
+	pos   uint64
 }
 
 // consume anchors the consumer at the committed position and processes
-// messages until ctx is done, a gap is seen or the stream fails.
-func (r *natsRun) consume(ctx context.Context) error {
+// messages until ctx is done, a gap is seen or the stream fails. It returns
+// only after the batches it took are committed (or failed).
+func (r *natsRun) consume(ctx context.Context) (err error) {
 	cfg := r.in.cfg
 	cons, err := bus.AnchorConsumer(ctx, r.st, bus.ConsumerConfig{
 		Durable:       cfg.Durable,
 		Filter:        cfg.Prefix + ".>",
 		AckWait:       cfg.AckWait,
 		MaxAckPending: 4 * cfg.BatchSize,
-	}, r.committed)
+	}, r.committed.Load())
 	if err != nil {
 		return err
 	}
@@ -106,8 +126,20 @@ func (r *natsRun) consume(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
 
-	seen := r.committed // highest stream sequence taken into a batch
-	based := false      // whether the first message after anchoring was seen
+	r.toCommit, r.results = make(chan *batch), make(chan error)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); r.commitLoop(ctx) }()
+	defer func() {
+		// Keep what was taken: hand over the batch in hand, wait for the
+		// commits, stop the committer.
+		err = errors.Join(err, r.handOff(r.seen), r.wait())
+		close(r.toCommit)
+		wg.Wait()
+	}()
+
+	r.seen = r.committed.Load()
+	based := false // whether the first message after anchoring was seen
 	for {
 		var msg jetstream.Msg
 		if len(r.items) == 0 {
@@ -115,7 +147,7 @@ func (r *natsRun) consume(ctx context.Context) error {
 		} else {
 			wait := cfg.FlushInterval - time.Since(r.firstAt)
 			if wait <= 0 {
-				if err := r.flush(ctx, seen); err != nil {
+				if err := r.handOff(r.seen); err != nil {
 					return err
 				}
 				continue
@@ -123,42 +155,39 @@ func (r *natsRun) consume(ctx context.Context) error {
 			msg, err = it.Next(jetstream.NextMaxWait(wait))
 		}
 		if errors.Is(err, nats.ErrTimeout) {
-			if err := r.flush(ctx, seen); err != nil {
+			if err := r.handOff(r.seen); err != nil {
 				return err
 			}
 			continue
 		}
 		if err != nil {
-			// Stopped (ctx done), consumer deleted, connection closed: keep
-			// what was taken, then let Run decide.
-			return errors.Join(err, r.flush(ctx, seen))
+			// Stopped (ctx done), consumer deleted, connection closed: the
+			// deferred hand-over keeps what was taken; Run decides.
+			return err
 		}
 		meta, err := msg.Metadata()
 		if err != nil {
-			return errors.Join(fmt.Errorf("message metadata: %w", err), r.flush(ctx, seen))
+			return fmt.Errorf("message metadata: %w", err)
 		}
 		s := meta.Sequence.Stream
-		if s <= seen {
+		if s <= r.seen {
 			// A redelivery of a message already taken. Committed ones are
-			// acked again; one still in the batch in hand is acked with it.
+			// acked again; one still in a batch is acked with it.
 			r.in.stats.redelivery()
-			if s <= r.committed {
+			if s <= r.committed.Load() {
 				msg.Ack()
 			}
 			continue
 		}
-		if based && s != seen+1 {
+		if based && s != r.seen+1 {
 			// Messages between were delivered and lost (a server restart) or
 			// deleted from the stream: commit what we have and start again
 			// right after it. A deleted range is then simply skipped.
-			r.in.log.Info("gap in delivery; re-anchoring", "expected", seen+1, "got", s)
-			if err := r.flush(ctx, seen); err != nil {
-				return err
-			}
+			r.in.log.Info("gap in delivery; re-anchoring", "expected", r.seen+1, "got", s)
 			return errReanchor
 		}
 		based = true
-		seen = s
+		r.seen = s
 		if len(r.items) == 0 {
 			r.firstAt = time.Now()
 		}
@@ -166,7 +195,7 @@ func (r *natsRun) consume(ctx context.Context) error {
 		r.items = append(r.items, withSeq(classify(msg.Data(), msg.Subject(), cfg.Prefix, cfg.MaxEventBytes), s))
 		r.in.stats.position(s, meta.NumPending)
 		if len(r.items) >= cfg.BatchSize {
-			if err := r.flush(ctx, seen); err != nil {
+			if err := r.handOff(r.seen); err != nil {
 				return err
 			}
 		}
@@ -178,46 +207,76 @@ func withSeq(it store.Item, seq uint64) store.Item {
 	return it
 }
 
-// flush commits the batch in hand with the position reached, then acks its
-// messages. A commit is retried a few times; if it still fails the error is
-// fatal and nothing of the batch is acked.
-func (r *natsRun) flush(ctx context.Context, pos uint64) error {
+// handOff gives the batch in hand, reaching stream position pos, to the
+// committer, after the previous batch's commit finished.
+func (r *natsRun) handOff(pos uint64) error {
 	if len(r.items) == 0 {
 		return nil
 	}
-	// The batch in hand is committed even when ctx is done: that is the
-	// orderly shutdown.
+	if err := r.wait(); err != nil {
+		return err
+	}
+	r.toCommit <- &batch{msgs: r.msgs, items: r.items, pos: pos}
+	r.inflight = true
+	n := r.in.cfg.BatchSize
+	r.msgs, r.items = make([]jetstream.Msg, 0, n), make([]store.Item, 0, n)
+	return nil
+}
+
+// wait waits for the batch in flight, if any, to be committed.
+func (r *natsRun) wait() error {
+	if !r.inflight {
+		return nil
+	}
+	r.inflight = false
+	return <-r.results
+}
+
+// commitLoop commits the batches handed to it, in order, and acks their
+// messages after each commit. A commit is retried a few times; if it still
+// fails the error is fatal and nothing of the batch is acked.
+func (r *natsRun) commitLoop(ctx context.Context) {
+	for b := range r.toCommit {
+		r.results <- r.commit(ctx, b)
+	}
+}
+
+func (r *natsRun) commit(ctx context.Context, b *batch) error {
+	if r.fatal.Load() {
+		// A batch before this one failed: committing this one would move
+		// the position past messages that are not stored.
+		return fmt.Errorf("batch up to seq %d not committed after an earlier failure", b.pos)
+	}
+	// The batch is committed even when ctx is done: that is the orderly
+	// shutdown.
 	wctx := context.WithoutCancel(ctx)
-	b := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: pos, Items: r.items}
+	sb := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: b.pos, Items: b.items}
 	var res store.Result
 	var err error
 	for attempt, wait := 1, 200*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
 		t0 := time.Now()
-		res, err = r.in.store.Write(wctx, b)
+		res, err = r.in.store.Write(wctx, sb)
 		r.in.stats.commitTook(time.Since(t0))
 		if err == nil {
 			break
 		}
 		r.in.stats.failed(err)
 		if attempt == 3 {
-			r.fatal = true
-			return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(r.items), pos, err)
+			r.fatal.Store(true)
+			return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)
 		}
 		r.in.log.Warn("commit failed; retrying", "attempt", attempt, "err", err)
 		time.Sleep(wait)
 	}
-	r.committed = pos
-	for _, m := range r.msgs {
+	r.committed.Store(b.pos)
+	for _, m := range b.msgs {
 		m.Ack() // best effort: the position is in the store; a lost ack only means a redelivery
 	}
-	r.in.stats.add(res, len(r.items))
+	r.in.stats.add(res, len(b.items))
 	if time.Since(r.lastLog) >= r.in.cfg.Progress {
 		r.lastLog = time.Now()
 		r.in.logProgress()
 	}
-	clear(r.msgs)
-	clear(r.items)
-	r.msgs, r.items = r.msgs[:0], r.items[:0]
 	return nil
 }
 

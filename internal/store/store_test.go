@@ -163,3 +163,21 @@ func TestDeadLettersKeepRawBytes(t *testing.T) {
 		t.Fatalf("dead letter = %q %s %s, want %q malformed_json evo.coder", got, code, subject, raw)
 	}
 }
+
+func TestCheckpointThreshold(t *testing.T) {
+	s, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "c.duckdb"), Options{CheckpointThreshold: "64MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got string
+	if err := s.DB().QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "61.0 MiB" && got != "64.0 MB" && got != "64.0MB" {
+		t.Fatalf("checkpoint_threshold = %q, want 64MB", got)
+	}
+	if _, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "d.duckdb"), Options{CheckpointThreshold: "lots"}); err == nil {
+		t.Fatal("a bad checkpoint threshold was accepted")
+	}
+}
