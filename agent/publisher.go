@@ -215,10 +215,21 @@ func (p *Publisher) collect() {
 	}
 }
 
+// retryable reports whether sending again may succeed: everything but a
+// closed connection, a message the server can never take, and a refusal by
+// JetStream itself (an API error: wrong stream, message too large, …).
+// Timeouts, no responders and the transport errors of a server restart
+// (disconnected, reconnecting, broken pipe) are retried.
 func retryable(err error) bool {
-	return errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded)
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrBadSubject),
+		errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrInvalidMsg):
+		return false
+	case errors.As(err, &apiErr):
+		return false
+	}
+	return true
 }
 
 func backoff(try int) time.Duration {
@@ -268,8 +279,25 @@ func (p *Publisher) Close(ctx context.Context) error {
 	err := p.Flush(ctx)
 	p.sending.Wait()
 	close(p.pending)
-	<-p.done
-	return err
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		// Events still in flight keep being retried in the background and
+		// reported to OnError; Close stops waiting for them.
+		return errors.Join(err, fmt.Errorf("close: stopped waiting for %d events in flight: %w", p.inFlight(), ctx.Err()))
+	}
+	// Errors recorded after Flush returned.
+	p.mu.Lock()
+	late := p.errs
+	p.errs = nil
+	p.mu.Unlock()
+	return errors.Join(append([]error{err}, late...)...)
+}
+
+func (p *Publisher) inFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count
 }
 
 var _ Sink = (*Publisher)(nil)

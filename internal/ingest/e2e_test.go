@@ -268,3 +268,71 @@ func TestEndToEndSeparateServerProcess(t *testing.T) {
 	nc, js := testutil.Client(t, p.URL())
 	endToEnd(t, nc, js)
 }
+
+// A stream deleted and created again restarts its sequences; the ingester
+// notices (the stream's creation time is stored with the position) and
+// reads the new stream from its start instead of skipping what the old
+// position covers.
+func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
+	ctx := t.Context()
+	_, _, js := testutil.Embedded(t)
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := ingest.DefaultConfig()
+	cfg.FlushInterval = 20 * time.Millisecond
+	ingestAll := func(sessions int, seed uint64) map[[2]string]bool {
+		t.Helper()
+		if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
+			t.Fatal(err)
+		}
+		pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := &collector{next: pub, ids: map[[2]string]bool{}}
+		gen := synth.New(seed, time.Date(2026, 11, 4, 0, 0, 0, 0, time.UTC))
+		for range sessions {
+			if _, err := gen.Session(ctx, col); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pub.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		in, err := ingest.New(cfg, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- in.Run(runCtx, js) }()
+		s, _ := js.Stream(ctx, "EVO")
+		info, _ := s.Info(ctx)
+		waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
+			p, err := st.Position(ctx, "EVO")
+			return err == nil && p == info.State.LastSeq
+		})
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return col.ids
+	}
+	first := ingestAll(5, 21) // a short first stream
+	if err := js.DeleteStream(ctx, "EVO"); err != nil {
+		t.Fatal(err)
+	}
+	// A longer second one: its last sequence passes the old position, so
+	// only the stream's identity tells that its head is new.
+	second := ingestAll(40, 22)
+	var n int
+	if err := st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(first) + len(second); n != want {
+		t.Fatalf("events = %d, want %d (%d from the first stream, %d from the recreated one)", n, want, len(first), len(second))
+	}
+}

@@ -29,7 +29,8 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := in.store.Write(ctx, store.Batch{Origin: store.FromFile, Items: batch})
+		// Committed even when ctx is done (an orderly stop keeps what was read).
+		res, err := in.store.WriteIsolating(context.WithoutCancel(ctx), store.Batch{Origin: store.FromFile, Items: batch})
 		if err != nil {
 			return fmt.Errorf("load %s at line %d: %w", name, line, err)
 		}

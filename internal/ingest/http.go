@@ -31,6 +31,7 @@ func (in *Ingester) Handler() http.Handler {
 	counter("evosignal_ingest_redeliveries_total", "JetStream redeliveries of messages already taken.", func(s Snapshot) float64 { return float64(s.Redelivered) })
 	counter("evosignal_ingest_batches_total", "Batches committed.", func(s Snapshot) float64 { return float64(s.Batches) })
 	counter("evosignal_ingest_reanchors_total", "Times the consumer was re-anchored at the committed position after a delivery gap.", func(s Snapshot) float64 { return float64(s.Reanchors) })
+	counter("evosignal_ingest_skipped_messages_total", "Stream messages removed (retention, deletes) before the ingester read them.", func(s Snapshot) float64 { return float64(s.Skipped) })
 	counter("evosignal_ingest_commit_seconds_total", "Time spent committing batches.", func(s Snapshot) float64 { return s.CommitSecs })
 	gauge("evosignal_ingest_last_stream_seq", "Last stream sequence taken.", func(s Snapshot) float64 { return float64(s.LastSeq) })
 	gauge("evosignal_ingest_lag_messages", "Messages in the stream not yet delivered to the ingester.", func(s Snapshot) float64 { return float64(s.Pending) })

@@ -34,7 +34,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return fmt.Errorf("open stream %s: %w", in.cfg.Stream, err)
 	}
-	committed, err := in.store.Position(ctx, in.cfg.Stream)
+	committed, created, err := in.store.PositionOf(ctx, in.cfg.Stream)
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,18 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return fmt.Errorf("stream %s info: %w", in.cfg.Stream, err)
 	}
-	if committed > info.State.LastSeq {
+	if committed > 0 && !created.IsZero() && !created.Equal(info.Created.UTC().Truncate(time.Microsecond)) {
+		in.log.Warn("the stream was recreated since the last commit; reading it from its start, duplicates are skipped by (source, id)",
+			"stream", in.cfg.Stream, "committed", committed, "committed_stream_created", created, "stream_created", info.Created)
+		committed = 0
+	} else if committed > info.State.LastSeq {
 		in.log.Warn("the database is ahead of the stream (was the stream recreated?); reading the stream from its start, duplicates are skipped by (source, id)",
 			"stream", in.cfg.Stream, "committed", committed, "stream_last_seq", info.State.LastSeq)
 		committed = 0
 	}
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "from_seq", committed+1,
 		"stream_last_seq", info.State.LastSeq, "db", in.store.Path())
-	r := &natsRun{in: in, st: st, lastLog: time.Now()}
+	r := &natsRun{in: in, st: st, created: info.Created.UTC().Truncate(time.Microsecond), lastLog: time.Now()}
 	r.committed.Store(committed)
 	backoff := 100 * time.Millisecond
 	for {
@@ -79,6 +83,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 type natsRun struct {
 	in        *Ingester
 	st        jetstream.Stream
+	created   time.Time     // the stream's creation time, stored with the position
 	committed atomic.Uint64 // last stream sequence committed to the store
 	fatal     atomic.Bool   // the last error must end Run
 
@@ -142,7 +147,11 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	based := false // whether the first message after anchoring was seen
 	for {
 		var msg jetstream.Msg
-		if len(r.items) == 0 {
+		if len(r.items) == 0 && r.inflight {
+			// Nothing in hand but a batch committing: look at its result
+			// soon, so a failure ends the run even when the stream is idle.
+			msg, err = it.Next(jetstream.NextMaxWait(cfg.FlushInterval))
+		} else if len(r.items) == 0 {
 			msg, err = it.Next()
 		} else {
 			wait := cfg.FlushInterval - time.Since(r.firstAt)
@@ -155,6 +164,12 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 			msg, err = it.Next(jetstream.NextMaxWait(wait))
 		}
 		if errors.Is(err, nats.ErrTimeout) {
+			if len(r.items) == 0 {
+				if err := r.wait(); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := r.handOff(r.seen); err != nil {
 				return err
 			}
@@ -178,6 +193,13 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 				msg.Ack()
 			}
 			continue
+		}
+		if !based && s > r.seen+1 {
+			// The stream no longer holds seen+1 … s-1 (retention removed
+			// them, or they were deleted) before they were read: say so.
+			r.in.stats.skipped(s - r.seen - 1)
+			r.in.log.Warn("messages removed from the stream before they were ingested",
+				"first", r.seen+1, "last", s-1, "count", s-r.seen-1)
 		}
 		if based && s != r.seen+1 {
 			// Messages between were delivered and lost (a server restart) or
@@ -250,12 +272,18 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 	// The batch is committed even when ctx is done: that is the orderly
 	// shutdown.
 	wctx := context.WithoutCancel(ctx)
-	sb := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: b.pos, Items: b.items}
+	sb := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: b.pos, StreamCreated: r.created, Items: b.items}
 	var res store.Result
 	var err error
 	for attempt, wait := 1, 200*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
 		t0 := time.Now()
-		res, err = r.in.store.Write(wctx, sb)
+		if attempt < 3 {
+			res, err = r.in.store.Write(wctx, sb)
+		} else {
+			// Still refused: find the events the database rejects and
+			// dead-letter them rather than block the stream forever.
+			res, err = r.in.store.WriteIsolating(wctx, sb)
+		}
 		r.in.stats.commitTook(time.Since(t0))
 		if err == nil {
 			break

@@ -19,6 +19,7 @@ type Stats struct {
 	redelivered int64
 	batches     int64
 	reanchors   int64
+	skippedMsgs uint64 // stream messages removed before they were read
 	lastSeq     uint64
 	pending     uint64 // messages in the stream not yet delivered, as of the last message
 	lastCommit  time.Time
@@ -36,6 +37,7 @@ type Snapshot struct {
 	Redelivered int64
 	Batches     int64
 	Reanchors   int64
+	Skipped     uint64
 	LastSeq     uint64
 	Pending     uint64
 	LastCommit  time.Time
@@ -81,6 +83,12 @@ func (s *Stats) reanchor() {
 	s.mu.Unlock()
 }
 
+func (s *Stats) skipped(n uint64) {
+	s.mu.Lock()
+	s.skippedMsgs += n
+	s.mu.Unlock()
+}
+
 func (s *Stats) failed(err error) {
 	s.mu.Lock()
 	s.lastErr = err
@@ -93,7 +101,7 @@ func (s *Stats) Snapshot() Snapshot {
 	defer s.mu.Unlock()
 	return Snapshot{
 		Started: s.started, Messages: s.messages, Accepted: s.accepted, Duplicates: s.duplicates,
-		DeadLetters: s.deadLetters, Redelivered: s.redelivered, Batches: s.batches, Reanchors: s.reanchors,
+		DeadLetters: s.deadLetters, Redelivered: s.redelivered, Batches: s.batches, Reanchors: s.reanchors, Skipped: s.skippedMsgs,
 		LastSeq: s.lastSeq, Pending: s.pending, LastCommit: s.lastCommit, CommitSecs: s.commitSecs, LastErr: s.lastErr,
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -42,6 +43,7 @@ type Store struct {
 	dead   *duckdb.Appender // into dead_letters
 	derive []queries.Named
 	keys   *keySet
+	broken error      // set when a failed batch could not be cleaned up
 	mu     sync.Mutex // serialises Write and Rebuild
 }
 
@@ -196,13 +198,21 @@ func (s *Store) Close() error {
 // Position returns the last JetStream sequence committed for stream, 0 if
 // none.
 func (s *Store) Position(ctx context.Context, stream string) (uint64, error) {
+	seq, _, err := s.PositionOf(ctx, stream)
+	return seq, err
+}
+
+// PositionOf returns the last JetStream sequence committed for stream and
+// the creation time of the stream it was read from (zero if unknown).
+func (s *Store) PositionOf(ctx context.Context, stream string) (uint64, time.Time, error) {
 	var seq uint64
-	err := s.db.QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq)
+	var created sql.NullTime
+	err := s.db.QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+		return 0, time.Time{}, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("load position of stream %s: %w", stream, err)
+		return 0, time.Time{}, fmt.Errorf("load position of stream %s: %w", stream, err)
 	}
-	return seq, nil
+	return seq, created.Time, nil
 }

@@ -181,3 +181,36 @@ func TestCheckpointThreshold(t *testing.T) {
 		t.Fatal("a bad checkpoint threshold was accepted")
 	}
 }
+
+// An event the database refuses is dead-lettered as store_rejected; the rest
+// of its batch is stored, and the position still reaches the batch's end.
+func TestWriteIsolatingDeadLettersWhatTheDatabaseRefuses(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	good1, good2 := newEvent(t, "coder/h/w1", "s1", 1), newEvent(t, "coder/h/w1", "s1", 3)
+	bad := newEvent(t, "coder/h/w1", "s1", 2)
+	bad.Type = events.HintStripped // task_id missing: NOT NULL in hints_stripped
+	bad.Data = []byte(`{"tool_hint":"x","phase":"plan","reason":"unavailable"}`)
+	b := Batch{Origin: FromNATS, Stream: "EVO", Position: 3, Items: []Item{
+		{Event: good1, StreamSeq: 1}, {Event: bad, StreamSeq: 2}, {Event: good2, StreamSeq: 3}}}
+	res, err := s.WriteIsolating(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Result{Accepted: 2, DeadLetters: 1}); res != want {
+		t.Fatalf("WriteIsolating = %+v, want %+v", res, want)
+	}
+	var code, id string
+	if err := s.DB().QueryRow(`SELECT reason_code, id FROM dead_letters`).Scan(&code, &id); err != nil {
+		t.Fatal(err)
+	}
+	if code != ReasonStoreRejected || id != bad.ID {
+		t.Fatalf("dead letter %s for %s, want %s for %s", code, id, ReasonStoreRejected, bad.ID)
+	}
+	if pos, _ := s.Position(ctx, "EVO"); pos != 3 {
+		t.Fatalf("position = %d, want 3", pos)
+	}
+	if got := count(t, s, `SELECT count(*) FROM events`); got != 2 {
+		t.Fatalf("events = %d, want 2", got)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/queries"
 )
@@ -46,7 +48,10 @@ type Batch struct {
 	Origin   Origin
 	Stream   string // the JetStream stream, with FromNATS
 	Position uint64 // stream sequence reached; recorded when Origin is FromNATS
-	Items    []Item
+	// StreamCreated identifies the stream instance (its creation time),
+	// recorded with the position.
+	StreamCreated time.Time
+	Items         []Item
 }
 
 // Result counts what a Write did with a batch.
@@ -73,6 +78,9 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if s.w == nil {
 		return Result{}, errors.New("write batch: store is closed")
 	}
+	if s.broken != nil {
+		return Result{}, s.broken
+	}
 	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
 	if err != nil {
 		return Result{}, err
@@ -80,17 +88,38 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	res := Result{Duplicates: dups}
 	now := time.Now().UTC()
 	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
-		// The appenders may hold half a batch; start clean.
-		s.closeAppenders()
-		if aerr := s.newAppenders(); aerr != nil {
-			err = errors.Join(err, aerr)
-		}
-		return Result{}, err
+		return Result{}, errors.Join(err, s.reset(ctx))
 	}
 	for _, h := range hashes {
 		s.keys.add(h)
 	}
 	return res, nil
+}
+
+// reset discards what a failed batch left behind: rows the appenders still
+// buffer (Close would flush them, outside the rolled-back transaction) and
+// rows in the staging table. If that fails the store refuses further
+// writes.
+func (s *Store) reset(ctx context.Context) error {
+	var errs []error
+	for _, a := range []*duckdb.Appender{s.stage, s.dead} {
+		if a != nil {
+			errs = append(errs, a.Clear())
+		}
+	}
+	errs = append(errs, s.closeAppenders())
+	if _, err := s.w.ExecContext(context.WithoutCancel(ctx), queries.MustRead("ingest/clear_stage.sql")); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.broken = fmt.Errorf("store unusable after a failed batch: %w", err)
+		return s.broken
+	}
+	if err := s.newAppenders(); err != nil {
+		s.broken = fmt.Errorf("store unusable after a failed batch: %w", err)
+		return s.broken
+	}
+	return nil
 }
 
 // dedupe returns the items to store (events not stored yet, and dead
@@ -223,7 +252,7 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		}
 	}
 	if b.Origin == FromNATS && b.Position > 0 {
-		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, now); err != nil {
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, nullTime(b.StreamCreated), now); err != nil {
 			return fmt.Errorf("save position %d: %w", b.Position, err)
 		}
 	}
@@ -287,6 +316,13 @@ func nullString(s string) any {
 	return s
 }
 
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UTC()
+}
+
 func nullSeq(n uint64) any {
 	if n == 0 {
 		return nil
@@ -308,4 +344,72 @@ func extJSON(e *events.Event) (string, error) {
 		return "", fmt.Errorf("encode extension attributes of event %s: %w", e.ID, err)
 	}
 	return string(b), nil
+}
+
+// ReasonStoreRejected is the dead-letter code of an event that decoded and
+// validated but that the database refused (a value out of a column's range,
+// say): WriteIsolating stores it as a dead letter instead of blocking the
+// stream.
+const ReasonStoreRejected = "store_rejected"
+
+// WriteIsolating writes b like Write. When the database rejects the batch,
+// it halves it until it finds the items it rejects, stores each of those as
+// a dead letter (ReasonStoreRejected, with the database's error) and the
+// rest as usual, in order, each part in its own transaction with its own
+// position. An item whose dead letter cannot be stored either means the
+// database itself is failing (disk full, say): that error is returned and
+// nothing after it is written.
+func (s *Store) WriteIsolating(ctx context.Context, b Batch) (Result, error) {
+	res, err := s.Write(ctx, b)
+	if err == nil || len(b.Items) == 0 {
+		return res, err
+	}
+	if s.broken != nil {
+		return Result{}, err
+	}
+	if len(b.Items) == 1 {
+		it := b.Items[0]
+		if it.Dead != nil {
+			return Result{}, err
+		}
+		e := it.Event
+		it.Dead = &Dead{Code: ReasonStoreRejected, Reason: fmt.Sprintf("the database refused the event: %v", err),
+			Source: e.Source, ID: e.ID, Type: string(e.Type)}
+		if it.Raw == nil {
+			it.Raw, _ = json.Marshal(e)
+		}
+		it.Event = nil
+		one := b
+		one.Items = []Item{it}
+		if res, derr := s.Write(ctx, one); derr == nil {
+			return res, nil
+		}
+		return Result{}, err
+	}
+	var total Result
+	half := len(b.Items) / 2
+	for _, part := range [][]Item{b.Items[:half], b.Items[half:]} {
+		pb := b
+		pb.Items = part
+		if b.Position > 0 {
+			pb.Position = lastSeq(part, b.Position)
+		}
+		r, err := s.WriteIsolating(ctx, pb)
+		if err != nil {
+			return total, err
+		}
+		total.Add(r)
+	}
+	return total, nil
+}
+
+// lastSeq is the stream position a part of a batch reaches: its last item's
+// sequence (items are in stream order), or the batch's when none has one.
+func lastSeq(items []Item, batchPos uint64) uint64 {
+	for i := len(items) - 1; i >= 0; i-- {
+		if items[i].StreamSeq != 0 {
+			return items[i].StreamSeq
+		}
+	}
+	return batchPos
 }

@@ -1,7 +1,7 @@
 -- The tasks of each plan version → plan_tasks. A task is new in a version
 -- unless a replan kept it (kept holds the ids of kept completed tasks).
 INSERT INTO plan_tasks
-SELECT b.session, b.seq, CAST(t.pos AS INTEGER),
+SELECT b.session, b.seq, CAST(t.pos AS BIGINT),
        t.task.id, t.task.description, t.task.tool_hint, t.task.completed, t.task.task_type,
        b.type = 'agent.plan.created'
            OR NOT list_contains(coalesce(from_json(b.data->'$.kept', '["BIGINT"]'), []::BIGINT[]), t.task.id)

@@ -1,6 +1,6 @@
 -- The pending tasks each replan replaced → replan_dropped
 INSERT INTO replan_dropped
-SELECT b.session, b.seq, CAST(t.pos AS INTEGER),
+SELECT b.session, b.seq, CAST(t.pos AS BIGINT),
        t.task.id, t.task.description, t.task.tool_hint, t.task.task_type
 FROM batch_events b,
      unnest(from_json(b.data->'$.dropped',

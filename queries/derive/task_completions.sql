@@ -4,7 +4,7 @@ SELECT session, source, id, seq, time,
        CAST(data->>'$.task_id' AS BIGINT),
        data->>'$.completion',
        data->>'$.reported',
-       CAST(data->>'$.tool_calls' AS INTEGER),
+       CAST(data->>'$.tool_calls' AS BIGINT),
        data->>'$.summary'
 FROM batch_events
 WHERE type = 'agent.task.completed';

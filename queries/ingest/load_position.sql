@@ -1,1 +1,1 @@
-SELECT last_seq FROM ingest_position WHERE stream = $1;
+SELECT last_seq, stream_created FROM ingest_position WHERE stream = $1;

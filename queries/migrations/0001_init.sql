@@ -44,10 +44,10 @@ CREATE TABLE session_ends (
     seq               BIGINT      NOT NULL,
     time              TIMESTAMPTZ NOT NULL,
     outcome           VARCHAR     NOT NULL,
-    replans           INTEGER     NOT NULL, -- the agent's own count of update_task_plan calls
-    tool_calls        INTEGER     NOT NULL,
-    failed_tool_calls INTEGER     NOT NULL,
-    iterations        INTEGER     NOT NULL,
+    replans           BIGINT     NOT NULL, -- the agent's own count of update_task_plan calls
+    tool_calls        BIGINT     NOT NULL,
+    failed_tool_calls BIGINT     NOT NULL,
+    iterations        BIGINT     NOT NULL,
     duration_ms       BIGINT      NOT NULL,
     feedback          VARCHAR
 );
@@ -60,17 +60,17 @@ CREATE TABLE plans (
     seq        BIGINT      NOT NULL, -- the plan's version key within the session
     time       TIMESTAMPTZ NOT NULL,
     kind       VARCHAR     NOT NULL, -- 'created' | 'replan'
-    replan     INTEGER,              -- ordinal of the update_task_plan call; NULL for created
+    replan     BIGINT,              -- ordinal of the update_task_plan call; NULL for created
     origin     VARCHAR,              -- created only: model | fallback | empty
     parse_error VARCHAR,
-    task_count INTEGER     NOT NULL
+    task_count BIGINT     NOT NULL
 );
 
 -- The tasks of each plan version, in plan order.
 CREATE TABLE plan_tasks (
     session     VARCHAR NOT NULL,
     plan_seq    BIGINT  NOT NULL, -- plans.seq
-    position    INTEGER NOT NULL, -- 1-based place in the list
+    position    BIGINT NOT NULL, -- 1-based place in the list
     task_id     BIGINT  NOT NULL,
     description VARCHAR NOT NULL,
     tool_hint   VARCHAR,
@@ -86,22 +86,22 @@ CREATE TABLE replans (
     event_id      VARCHAR     NOT NULL,
     seq           BIGINT      NOT NULL,
     time          TIMESTAMPTZ NOT NULL,
-    replan        INTEGER     NOT NULL,
+    replan        BIGINT     NOT NULL,
     trigger       VARCHAR     NOT NULL,
     reason        VARCHAR,
     valid         BOOLEAN     NOT NULL,
     over_cap      BOOLEAN     NOT NULL,
     error         VARCHAR,
-    task_count    INTEGER     NOT NULL,
+    task_count    BIGINT     NOT NULL,
     kept          BIGINT[]    NOT NULL,
-    dropped_count INTEGER     NOT NULL
+    dropped_count BIGINT     NOT NULL
 );
 
 -- The pending tasks a replan replaced.
 CREATE TABLE replan_dropped (
     session     VARCHAR NOT NULL,
     replan_seq  BIGINT  NOT NULL, -- replans.seq
-    position    INTEGER NOT NULL,
+    position    BIGINT NOT NULL,
     task_id     BIGINT  NOT NULL,
     description VARCHAR NOT NULL,
     tool_hint   VARCHAR,
@@ -149,7 +149,7 @@ CREATE TABLE task_completions (
     task_id    BIGINT      NOT NULL,
     completion VARCHAR     NOT NULL,
     reported   VARCHAR,
-    tool_calls INTEGER     NOT NULL,
+    tool_calls BIGINT     NOT NULL,
     summary    VARCHAR
 );
 
@@ -161,8 +161,8 @@ CREATE TABLE depth_limits (
     seq        BIGINT      NOT NULL,
     time       TIMESTAMPTZ NOT NULL,
     task_id    BIGINT      NOT NULL,
-    tool_calls INTEGER     NOT NULL,
-    call_limit INTEGER     NOT NULL  -- the event's "limit"
+    tool_calls BIGINT     NOT NULL,
+    call_limit BIGINT     NOT NULL  -- the event's "limit"
 );
 
 -- What could not be accepted, with the bytes as received and why.
@@ -174,7 +174,7 @@ CREATE TABLE dead_letters (
     subject     VARCHAR,
     file        VARCHAR,              -- file loads: the file name ('-' for stdin)
     line        BIGINT,               -- file loads: 1-based line number
-    reason_code VARCHAR     NOT NULL, -- malformed_json | unknown_type | schema_violation | oversize | source_mismatch
+    reason_code VARCHAR     NOT NULL, -- malformed_json | unknown_type | schema_violation | oversize | source_mismatch | store_rejected
     reason      VARCHAR     NOT NULL, -- readable explanation
     source      VARCHAR,              -- when it could be read
     id          VARCHAR,
@@ -184,9 +184,10 @@ CREATE TABLE dead_letters (
 
 -- The JetStream position committed with the rows it produced.
 CREATE TABLE ingest_position (
-    stream     VARCHAR PRIMARY KEY,
-    last_seq   UBIGINT     NOT NULL,
-    updated_at TIMESTAMPTZ NOT NULL
+    stream         VARCHAR PRIMARY KEY,
+    last_seq       UBIGINT     NOT NULL,
+    stream_created TIMESTAMPTZ,          -- the stream's creation time: a recreated stream restarts its sequences
+    updated_at     TIMESTAMPTZ NOT NULL
 );
 
 -- One row per committed batch: an audit of what the ingester did.
@@ -196,10 +197,10 @@ CREATE TABLE ingest_batches (
     stream       VARCHAR,
     first_seq    UBIGINT,
     last_seq     UBIGINT,
-    messages     INTEGER     NOT NULL,
-    accepted     INTEGER     NOT NULL,
-    duplicates   INTEGER     NOT NULL,
-    dead_letters INTEGER     NOT NULL
+    messages     BIGINT     NOT NULL,
+    accepted     BIGINT     NOT NULL,
+    duplicates   BIGINT     NOT NULL,
+    dead_letters BIGINT     NOT NULL
 );
 
 -- Sessions: one row per session seen, started or not, ended or not.
