@@ -19,7 +19,7 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql derive/*.sql ingest/*.sql analyze/*.sql export/*.sql
+//go:embed migrations/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.

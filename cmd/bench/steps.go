@@ -161,7 +161,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 		if err := exec("clear stage", queries.MustRead("ingest/clear_stage.sql")); err != nil {
 			return result{}, err
 		}
-		if err := exec("save position", queries.MustRead("ingest/save_position.sql"), "EVO", uint64(i), now); err != nil {
+		if err := exec("save position", queries.MustRead("ingest/save_position.sql"), "EVO", uint64(i), now, now); err != nil {
 			return result{}, err
 		}
 		n := int(uint64(i) - first + 1)

@@ -11,7 +11,7 @@ import (
 )
 
 // deadLettersSQL counts the window's dead letters by reason.
-var deadLettersSQL = queries.MustRead("analyze/dead_letters.sql")
+var deadLettersSQL = queries.MustRead("report/dead_letters.sql")
 
 // DataQuality is what may make the window's numbers less trustworthy.
 type DataQuality struct {

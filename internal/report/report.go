@@ -3,7 +3,7 @@
 // it, with the evolution curve, the worst tool hints, the task-type → tool
 // map, new and retired rules, rule effects and data quality. Every number
 // comes from an analyzer of internal/metrics (and the dead-letter count from
-// queries/analyze/dead_letters.sql); the report only selects, compares and lays them out —
+// queries/report/dead_letters.sql); the report only selects, compares and lays them out —
 // as JSON (the stable shape), Markdown and one self-contained HTML page.
 package report
 
