@@ -95,7 +95,7 @@ func TestRulesUsage(t *testing.T) {
 	if err != errUsage {
 		t.Fatalf("bad flags: err = %v, want errUsage", err)
 	}
-	for _, want := range []string{"-by", "-skilllite writes JSON", "-publish needs -nats", "-alpha"} {
+	for _, want := range []string{"-by", "-skilllite writes JSON", "-publish needs -nats", "-skilllite and -publish exclude each other", "-alpha"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q does not mention %q", stderr.String(), want)
 		}
