@@ -17,6 +17,7 @@ import (
 	"github.com/evosignal/evosignal/agent/planner"
 	"github.com/evosignal/evosignal/agent/rules"
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
@@ -58,11 +59,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.Float64Var(&o.rate, "rate", 0, "events per second across the fleet (wall clock); 0 = as fast as possible")
 	fs.StringVar(&o.out, "out", "", "write JSON lines to `file` (- for stdout) instead of publishing to NATS")
 	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server (see -store)")
-	fs.StringVar(&o.conn.User, "user", "", "NATS user (with -password)")
-	fs.StringVar(&o.conn.Password, "password", "", "NATS password")
-	fs.StringVar(&o.conn.Token, "token", "", "NATS auth token")
-	fs.StringVar(&o.conn.CredsFile, "creds", "", "NATS credentials `file` (JWT + NKey)")
-	fs.StringVar(&o.conn.TLSCA, "tls-ca", "", "CA `file` to verify the NATS server")
+	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.storeDir, "store", defaultStore, "embedded server: JetStream store `dir` (the ingest command's default)")
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name` (created with the ingester's defaults when missing)")
 	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: events go to <prefix>.<agent>")

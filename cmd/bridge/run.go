@@ -84,16 +84,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
-	fs.StringVar(&o.conn.User, "user", "", "NATS user (with -password)")
-	fs.StringVar(&o.conn.Password, "password", "", "NATS password")
-	fs.StringVar(&o.conn.Token, "token", "", "NATS auth token")
-	fs.StringVar(&o.conn.CredsFile, "creds", "", "NATS credentials `file` (JWT + NKey)")
-	fs.StringVar(&o.conn.NKeyFile, "nkey", "", "NATS NKey seed `file`")
-	fs.StringVar(&o.conn.TLSCert, "tls-cert", "", "client certificate `file` for TLS (with -tls-key)")
-	fs.StringVar(&o.conn.TLSKey, "tls-key", "", "client key `file` for TLS")
-	fs.StringVar(&o.conn.TLSCA, "tls-ca", "", "CA `file` to verify the server")
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	cli.ConnFlags(fs, &o.conn)
+	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp

@@ -60,14 +60,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables from the events table, then exit")
 	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
-	fs.StringVar(&o.conn.User, "user", "", "NATS user (with -password)")
-	fs.StringVar(&o.conn.Password, "password", "", "NATS password")
-	fs.StringVar(&o.conn.Token, "token", "", "NATS auth token")
-	fs.StringVar(&o.conn.CredsFile, "creds", "", "NATS credentials `file` (JWT + NKey)")
-	fs.StringVar(&o.conn.NKeyFile, "nkey", "", "NATS NKey seed `file`")
-	fs.StringVar(&o.conn.TLSCert, "tls-cert", "", "client certificate `file` for TLS (with -tls-key)")
-	fs.StringVar(&o.conn.TLSKey, "tls-key", "", "client key `file` for TLS")
-	fs.StringVar(&o.conn.TLSCA, "tls-ca", "", "CA `file` to verify the server")
+	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.listen, "listen", bus.DefaultListen, "embedded server: client `address` (host:port; port 0 picks one)")
 	fs.StringVar(&o.storeDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name`")
@@ -87,8 +80,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
 	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
