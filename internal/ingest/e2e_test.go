@@ -336,3 +336,63 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 		t.Fatalf("events = %d, want %d (%d from the first stream, %d from the recreated one)", n, want, len(first), len(second))
 	}
 }
+
+// Messages the stream's retention removed before the ingester read them are
+// gone; the ingester reads on from what is left and counts what it missed.
+func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
+	ctx := t.Context()
+	_, _, js := testutil.Embedded(t)
+	s, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := synth.New(31, time.Date(2026, 11, 5, 0, 0, 0, 0, time.UTC))
+	for range 10 {
+		if _, err := gen.Session(ctx, pub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// As if retention had dropped the head of the stream: sequences 1–50.
+	if err := s.Purge(ctx, jetstream.WithPurgeSequence(51)); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := s.Info(ctx)
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "p.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := ingest.DefaultConfig()
+	cfg.FlushInterval = 20 * time.Millisecond
+	in, err := ingest.New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- in.Run(runCtx, js) }()
+	waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
+		p, err := st.Position(ctx, "EVO")
+		return err == nil && p == info.State.LastSeq
+	})
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	snap := in.Stats().Snapshot()
+	if snap.Skipped != 50 {
+		t.Errorf("skipped = %d, want 50", snap.Skipped)
+	}
+	var n uint64
+	st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+	if want := info.State.Msgs; n != want {
+		t.Errorf("events = %d, want the %d messages left in the stream", n, want)
+	}
+}
