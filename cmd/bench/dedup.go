@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -76,25 +75,12 @@ func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 		return nil, err
 	}
 	count := max(1, int(float64(m.Events)*e.dupFrac))
-	n, err := e.startNATS(ctx, sc)
+	rg, err := e.startRig(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close()
-	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
-	if err != nil {
-		return nil, err
-	}
-	pnc, pjs, err := n.connect("bench-agents")
-	if err != nil {
-		return nil, err
-	}
-	defer pnc.Close()
-	st, err := store.Open(ctx, e.dbPath(sc))
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+	defer rg.Close()
+	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
 	pct := fmt.Sprintf("%g%%", 100*e.dupFrac)
 
 	// Clean pass: new events into a database that already holds N.

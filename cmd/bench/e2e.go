@@ -167,25 +167,12 @@ func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
 	if err := e.fresh(scConcurrent); err != nil {
 		return nil, err
 	}
-	n, err := e.startNATS(ctx, scConcurrent)
+	rg, err := e.startRig(ctx, scConcurrent)
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close()
-	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
-	if err != nil {
-		return nil, err
-	}
-	pnc, pjs, err := n.connect("bench-agents")
-	if err != nil {
-		return nil, err
-	}
-	defer pnc.Close()
-	st, err := store.Open(ctx, e.dbPath(scConcurrent))
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
+	defer rg.Close()
+	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
 	stopProfile, err := e.startProfile()
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
 
@@ -141,6 +142,53 @@ func (n *natsEnv) Close() {
 	_ = n.nc.FlushTimeout(5 * time.Second)
 	n.nc.Close()
 	n.srv.Close()
+}
+
+// rig is what the publish-and-ingest phases run on: the embedded server with
+// the EVO stream, the agents' own connection, and the scenario's store.
+type rig struct {
+	*natsEnv
+	stream jetstream.Stream
+	pnc    *nats.Conn
+	pjs    jetstream.JetStream
+	st     *store.Store
+}
+
+// startRig starts the server, ensures the stream, connects the agents and
+// opens the scenario's store.
+func (e *env) startRig(ctx context.Context, sc string) (_ *rig, err error) {
+	n, err := e.startNATS(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	r := &rig{natsEnv: n}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.stream, err = bus.EnsureStream(ctx, n.js, bus.DefaultStream()); err != nil {
+		return nil, err
+	}
+	if r.pnc, r.pjs, err = n.connect("bench-agents"); err != nil {
+		return nil, err
+	}
+	if r.st, err = store.Open(ctx, e.dbPath(sc)); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close closes the store, the agents' connection and the server, in that
+// order.
+func (r *rig) Close() {
+	if r.st != nil {
+		r.st.Close()
+	}
+	if r.pnc != nil {
+		r.pnc.Close()
+	}
+	r.natsEnv.Close()
 }
 
 // warnOnly filters a logger to warnings and errors.
