@@ -32,7 +32,7 @@ stored exactly once; bad input is dead-lettered with its reason.
   ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   ingest -nats nats://host:4222   an existing server or cluster
   ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit
-  ingest -rebuild                 derive the typed tables again from the event log and exit
+  ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
 `
@@ -58,7 +58,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	fs.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
-	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables from the events table, then exit")
+	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
 	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.listen, "listen", bus.DefaultListen, "embedded server: client `address` (host:port; port 0 picks one)")
@@ -75,6 +75,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.cfg.MaxEventBytes, "max-event-bytes", o.cfg.MaxEventBytes, "dead-letter events larger than this")
 	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
+	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often (and when idle or stopping); docs/sql.md, \"Stored facts\"")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
@@ -147,7 +148,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := st.Rebuild(ctx); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "rebuilt the typed tables of %s from the event log in %s\n", o.db, time.Since(t0).Round(time.Millisecond))
+		fmt.Fprintf(stdout, "rebuilt the typed tables and analysis facts of %s from the event log in %s\n", o.db, time.Since(t0).Round(time.Millisecond))
 		return nil
 	case o.file != "":
 		return loadFile(ctx, in, o.file, stdin, stdout)

@@ -129,6 +129,7 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 	cfg := ingest.DefaultConfig()
 	cfg.FlushInterval = 20 * time.Millisecond
 	cfg.BatchSize = 500
+	cfg.FactsEvery = 100 * time.Millisecond
 	in, err := ingest.New(cfg, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +186,14 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 		p, err := st.Position(ctx, stream.Name)
 		return err == nil && p == last
 	})
+	// Idle now: the ingester stores the facts of every session written.
+	waitFor(t, "the ingester to store the facts of every session while idle", 30*time.Second, func() bool {
+		n, err := st.PendingFacts(ctx)
+		return err == nil && n == 0
+	})
+	if s := in.Stats().Snapshot(); s.FactsRefreshes == 0 || s.FactsSessions < 300 {
+		t.Errorf("facts refreshes %d storing %d sessions; want some, covering at least the 300 synthetic sessions", s.FactsRefreshes, s.FactsSessions)
+	}
 	stop()
 	if err := <-runErr; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -228,7 +237,8 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 			t.Errorf("%s has %d rows, events of type %s = %d (want equal and > 0)", table, got[table], typ, n)
 		}
 	}
-	// Rebuilding from the event log gives the same typed tables, row for row.
+	// Rebuilding from the event log gives the same typed tables and stored
+	// facts (stored by refreshes while the stream ran), row for row.
 	before := tableDigests(t, db)
 	if err := st.Rebuild(ctx); err != nil {
 		t.Fatal(err)
@@ -241,13 +251,14 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 	}
 }
 
-// tableDigests returns, for each typed table, its row count and an
+// tableDigests returns, for each typed table and stored facts table, its row count and an
 // order-independent digest of its rows.
 func tableDigests(tb testing.TB, db *sql.DB) map[string]string {
 	tb.Helper()
 	out := map[string]string{}
 	for _, t := range []string{"session_starts", "session_ends", "plans", "plan_tasks", "replans",
-		"replan_dropped", "hints_stripped", "tool_calls", "task_completions", "depth_limits"} {
+		"replan_dropped", "hints_stripped", "tool_calls", "task_completions", "depth_limits",
+		"session_facts_stored", "task_facts_stored"} {
 		var d string
 		q := `SELECT count(*) || ':' || coalesce(sum(hash(t)::HUGEINT), 0) FROM ` + t + ` t`
 		if err := db.QueryRow(q).Scan(&d); err != nil {

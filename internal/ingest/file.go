@@ -37,6 +37,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		total.Add(res)
 		in.stats.add(res, len(batch))
 		batch = batch[:0]
+		in.refreshFactsIfDue(ctx)
 		if time.Since(lastLog) >= in.cfg.Progress {
 			lastLog = time.Now()
 			in.log.Info("loading", "file", name, "lines", line, "accepted", total.Accepted,
@@ -67,7 +68,11 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 			}
 		}
 		if err == io.EOF {
-			return total, flush()
+			err := flush()
+			if err == nil {
+				in.refreshFacts(ctx)
+			}
+			return total, err
 		}
 		if err != nil {
 			return total, errors.Join(fmt.Errorf("read %s at line %d: %w", name, line+1, err), flush())

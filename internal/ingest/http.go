@@ -33,6 +33,10 @@ func (in *Ingester) Handler() http.Handler {
 	counter("evosignal_ingest_reanchors_total", "Times the consumer was re-anchored at the committed position after a delivery gap.", func(s Snapshot) float64 { return float64(s.Reanchors) })
 	counter("evosignal_ingest_skipped_messages_total", "Stream messages removed (retention, deletes) before the ingester read them.", func(s Snapshot) float64 { return float64(s.Skipped) })
 	counter("evosignal_ingest_commit_seconds_total", "Time spent committing batches.", func(s Snapshot) float64 { return s.CommitSecs })
+	counter("evosignal_ingest_facts_refreshes_total", "Refreshes that stored the analysis facts of pending sessions.", func(s Snapshot) float64 { return float64(s.FactsRefreshes) })
+	counter("evosignal_ingest_facts_sessions_total", "Sessions whose analysis facts were stored (a session counts once per refresh).", func(s Snapshot) float64 { return float64(s.FactsSessions) })
+	counter("evosignal_ingest_facts_seconds_total", "Time spent storing analysis facts.", func(s Snapshot) float64 { return s.FactsSecs })
+	counter("evosignal_ingest_facts_failures_total", "Facts refreshes that failed (queries stay exact, computing the facts on the fly).", func(s Snapshot) float64 { return float64(s.FactsFailures) })
 	gauge("evosignal_ingest_last_stream_seq", "Last stream sequence taken.", func(s Snapshot) float64 { return float64(s.LastSeq) })
 	gauge("evosignal_ingest_lag_messages", "Messages in the stream not yet delivered to the ingester.", func(s Snapshot) float64 { return float64(s.Pending) })
 	gauge("evosignal_ingest_last_commit_timestamp_seconds", "Unix time of the last committed batch.", func(s Snapshot) float64 {

@@ -23,6 +23,10 @@ type Config struct {
 	MaxEventBytes int           // larger messages are dead-lettered as oversize
 	AckWait       time.Duration // JetStream redelivers a message not acked in this time
 	Progress      time.Duration // how often to log progress on long runs
+	// FactsEvery is how often the analysis facts of the sessions written
+	// since the last time are stored (store.RefreshFacts); the ingester
+	// also stores them when it goes idle and when it stops.
+	FactsEvery time.Duration
 }
 
 // DefaultConfig returns the defaults the ingest command documents.
@@ -36,6 +40,7 @@ func DefaultConfig() Config {
 		MaxEventBytes: 256 << 10,
 		AckWait:       2 * time.Minute,
 		Progress:      10 * time.Second,
+		FactsEvery:    5 * time.Second,
 	}
 }
 
@@ -57,6 +62,9 @@ func (c Config) Validate() error {
 	if c.Progress <= 0 {
 		errs = append(errs, fmt.Errorf("progress interval %s must be positive", c.Progress))
 	}
+	if c.FactsEvery <= 0 {
+		errs = append(errs, fmt.Errorf("facts refresh interval %s must be positive", c.FactsEvery))
+	}
 	if c.Durable == "" {
 		errs = append(errs, errors.New("durable consumer name is empty"))
 	}
@@ -69,6 +77,8 @@ type Ingester struct {
 	store *store.Store
 	log   *slog.Logger
 	stats *Stats
+
+	lastFacts time.Time // the last facts refresh; used by the writing goroutine only
 }
 
 // New returns an ingester writing into st.

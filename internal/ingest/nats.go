@@ -257,9 +257,25 @@ func (r *natsRun) wait() error {
 // commitLoop commits the batches handed to it, in order, and acks their
 // messages after each commit. A commit is retried a few times; if it still
 // fails the error is fatal and nothing of the batch is acked.
+//
+// Between commits, and on idle ticks, it also stores the analysis facts of
+// the sessions written (refreshFactsIfDue): this goroutine is the store's
+// only writer. The last refresh runs when the loop ends.
 func (r *natsRun) commitLoop(ctx context.Context) {
-	for b := range r.toCommit {
-		r.results <- r.commit(ctx, b)
+	tick := time.NewTicker(r.in.cfg.FactsEvery)
+	defer tick.Stop()
+	defer r.in.refreshFacts(ctx)
+	for {
+		select {
+		case b, ok := <-r.toCommit:
+			if !ok {
+				return
+			}
+			r.results <- r.commit(ctx, b)
+			r.in.refreshFactsIfDue(ctx)
+		case <-tick.C:
+			r.in.refreshFactsIfDue(ctx)
+		}
 	}
 }
 

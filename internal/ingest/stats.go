@@ -25,6 +25,11 @@ type Stats struct {
 	lastCommit  time.Time
 	commitSecs  float64 // total time spent in store.Write
 	lastErr     error
+
+	factsRefreshes int64   // facts refreshes that stored something
+	factsSessions  int64   // sessions whose facts were stored
+	factsSecs      float64 // time spent storing facts
+	factsFailures  int64
 }
 
 // Snapshot is a copy of the counters at one moment.
@@ -43,6 +48,11 @@ type Snapshot struct {
 	LastCommit  time.Time
 	CommitSecs  float64
 	LastErr     error
+
+	FactsRefreshes int64
+	FactsSessions  int64
+	FactsSecs      float64
+	FactsFailures  int64
 }
 
 func newStats() *Stats { return &Stats{started: time.Now()} }
@@ -89,6 +99,20 @@ func (s *Stats) skipped(n uint64) {
 	s.mu.Unlock()
 }
 
+func (s *Stats) factsStored(sessions int, took time.Duration) {
+	s.mu.Lock()
+	s.factsRefreshes++
+	s.factsSessions += int64(sessions)
+	s.factsSecs += took.Seconds()
+	s.mu.Unlock()
+}
+
+func (s *Stats) factsFailed() {
+	s.mu.Lock()
+	s.factsFailures++
+	s.mu.Unlock()
+}
+
 func (s *Stats) failed(err error) {
 	s.mu.Lock()
 	s.lastErr = err
@@ -103,5 +127,6 @@ func (s *Stats) Snapshot() Snapshot {
 		Started: s.started, Messages: s.messages, Accepted: s.accepted, Duplicates: s.duplicates,
 		DeadLetters: s.deadLetters, Redelivered: s.redelivered, Batches: s.batches, Reanchors: s.reanchors, Skipped: s.skippedMsgs,
 		LastSeq: s.lastSeq, Pending: s.pending, LastCommit: s.lastCommit, CommitSecs: s.commitSecs, LastErr: s.lastErr,
+		FactsRefreshes: s.factsRefreshes, FactsSessions: s.factsSessions, FactsSecs: s.factsSecs, FactsFailures: s.factsFailures,
 	}
 }

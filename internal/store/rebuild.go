@@ -10,7 +10,7 @@ import (
 )
 
 // Rebuild empties the typed tables and derives them again from the event
-// log, with the same statements the ingester runs on each batch, in one
+// log, then stores every session's facts anew, with the same statements the ingester runs on each batch, in one
 // transaction. It proves (and restores) "everything derived can be rebuilt
 // from the raw events".
 func (s *Store) Rebuild(ctx context.Context) error {
@@ -36,6 +36,14 @@ func (s *Store) Rebuild(ctx context.Context) error {
 		if _, err := c.ExecContext(ctx, d.SQL); err != nil {
 			c.ExecContext(ctx, "ROLLBACK")
 			return fmt.Errorf("rebuild: %s: %w", d.File, err)
+		}
+	}
+	// Every session is pending now: store all their facts anew.
+	for _, stmt := range []string{"DELETE FROM session_facts_stored", "DELETE FROM task_facts_stored",
+		queries.MustRead("ingest/refresh_facts.sql")} {
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			c.ExecContext(ctx, "ROLLBACK")
+			return fmt.Errorf("rebuild: store facts: %w", err)
 		}
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {

@@ -31,6 +31,7 @@ hint_counts AS (
         count(*) FILTER (WHERE fact = 'dropped')                          AS dropped,
         count(*) FILTER (WHERE fact = 'stripped')                         AS stripped
     FROM tt_typed
+    WHERE fact IN ('call', 'planned', 'dropped', 'stripped')
     GROUP BY ALL
 )
 SELECT *,

@@ -14,12 +14,12 @@
 WITH
 -- @include mappings_task_types.sql
 rp_drops AS (
-    SELECT DISTINCT agent, session, seq, task_type, hint
+    SELECT agent, session, seq, task_type, hint
     FROM tt_typed
     WHERE fact = 'dropped' AND hint IS NOT NULL
 ),
 rp_adds AS (
-    SELECT DISTINCT session, seq, task_id, description, task_type, hint
+    SELECT session, seq, task_id, description, task_type, hint
     FROM tt_typed
     WHERE fact = 'planned' AND hint IS NOT NULL
 ),
@@ -30,10 +30,9 @@ rp_pairs AS (
     JOIN rp_adds a ON a.session = d.session AND a.seq = d.seq AND a.task_type = d.task_type AND a.hint <> d.hint
 ),
 rp_done AS (
-    SELECT c.session, c.seq, c.task_id, t.description, c.completion
-    FROM task_completions c
-    ASOF JOIN plans pv ON c.session = pv.session AND c.seq > pv.seq
-    JOIN plan_tasks t ON t.session = c.session AND t.plan_seq = pv.seq AND t.task_id = c.task_id
+    SELECT session, seq, task_id, description, completion
+    FROM tt_joined
+    WHERE fact = 'completed' AND description IS NOT NULL
 ),
 rp_outcomes AS (
     SELECT p.agent, p.session, p.seq, p.task_type, p.from_hint, p.to_hint, p.task_id,
