@@ -5,11 +5,18 @@ import (
 	"time"
 )
 
+// factsShare bounds the writer's time spent storing facts: after a refresh
+// that took d, the next waits at least d × factsShare (and FactsEvery). A
+// refresh scans the typed tables for the pending sessions, so it grows
+// with the database; the bound keeps it to about a tenth of the writer's
+// time however large the database gets. Queries stay exact meanwhile.
+const factsShare = 9
+
 // refreshFactsIfDue stores the facts of the sessions written since the last
-// refresh when FactsEvery has passed since then. Called by the goroutine
-// that writes the store, after a commit and on idle ticks.
+// refresh when it is due. Called by the goroutine that writes the store,
+// after a commit and on idle ticks.
 func (in *Ingester) refreshFactsIfDue(ctx context.Context) {
-	if time.Since(in.lastFacts) >= in.cfg.FactsEvery {
+	if time.Since(in.lastFacts) >= max(in.cfg.FactsEvery, factsShare*in.lastFactsTook) {
 		in.refreshFacts(ctx)
 	}
 }
@@ -18,8 +25,8 @@ func (in *Ingester) refreshFactsIfDue(ctx context.Context) {
 // logged and counted, not fatal: the views compute the pending sessions on
 // the fly, so queries stay exact, only slower, until a refresh succeeds.
 func (in *Ingester) refreshFacts(ctx context.Context) {
-	in.lastFacts = time.Now()
 	r, err := in.store.RefreshFacts(context.WithoutCancel(ctx))
+	in.lastFacts, in.lastFactsTook = time.Now(), r.Took
 	if err != nil {
 		in.stats.factsFailed()
 		in.log.Warn("storing analysis facts failed; queries compute them on the fly until the next refresh", "err", err)

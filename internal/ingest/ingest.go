@@ -78,7 +78,10 @@ type Ingester struct {
 	log   *slog.Logger
 	stats *Stats
 
-	lastFacts time.Time // the last facts refresh; used by the writing goroutine only
+	// The last facts refresh: when it ended and how long it took. Used by
+	// the writing goroutine only.
+	lastFacts     time.Time
+	lastFactsTook time.Duration
 }
 
 // New returns an ingester writing into st.
