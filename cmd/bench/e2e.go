@@ -310,6 +310,9 @@ func ingestExtra(s ingest.Snapshot, secs float64) map[string]any {
 		"accepted": s.Accepted, "duplicates": s.Duplicates, "dead_letters": s.DeadLetters,
 		"redelivered": s.Redelivered, "reanchors": s.Reanchors, "batches": s.Batches,
 		"store_write_seconds": s.CommitSecs, "store_write_share": s.CommitSecs / secs,
+		// Facts refreshes (store.RefreshFacts) while the phase ran and at
+		// the ingester's stop; the stop's is not in the phase's time.
+		"facts_refreshes": s.FactsRefreshes, "facts_sessions": s.FactsSessions, "facts_seconds": s.FactsSecs,
 		"mb_per_s_of": "JetStream stream bytes",
 	}
 }
