@@ -39,10 +39,39 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	if n == 0 {
 		return FactsRefresh{}, nil
 	}
-	if err := inTx(ctx, s.w, queries.MustRead("ingest/refresh_facts.sql")); err != nil {
+	if err := inTx(ctx, s.w, func() error { return refreshPending(ctx, s.w, n) }); err != nil {
 		return FactsRefresh{}, fmt.Errorf("refresh facts of %d sessions: %w", n, err)
 	}
 	return FactsRefresh{Sessions: n, Took: time.Since(t0)}, nil
+}
+
+// factsPass bounds the sessions one pass of a refresh computes. A larger
+// backlog (a database migrated to stored facts, or rebuilt) is stored in
+// passes within the same transaction, so memory follows the pass, not the
+// backlog; each pass costs a scan of the typed tables.
+var factsPass = 50_000 // a variable for tests
+
+// refreshPending stores the facts of the n pending sessions, inside the
+// caller's transaction on c.
+func refreshPending(ctx context.Context, c *sql.Conn, n int) error {
+	refresh := queries.MustRead("ingest/refresh_facts.sql")
+	if n <= factsPass {
+		_, err := c.ExecContext(ctx, refresh)
+		return err
+	}
+	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/facts_backlog.sql")); err != nil {
+		return fmt.Errorf("set the backlog aside: %w", err)
+	}
+	for lo := 0; lo < n; lo += factsPass {
+		if _, err := c.ExecContext(ctx, queries.MustRead("ingest/facts_backlog_pass.sql"), lo, lo+factsPass); err != nil {
+			return fmt.Errorf("backlog pass from %d: %w", lo, err)
+		}
+		if _, err := c.ExecContext(ctx, refresh); err != nil {
+			return fmt.Errorf("backlog pass from %d: %w", lo, err)
+		}
+	}
+	_, err := c.ExecContext(ctx, "DROP TABLE facts_backlog")
+	return err
 }
 
 // PendingFacts counts the sessions whose facts are not stored yet.
@@ -52,8 +81,8 @@ func (s *Store) PendingFacts(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// inTx runs the statements of script on c in one transaction.
-func inTx(ctx context.Context, c *sql.Conn, script string) (err error) {
+// inTx runs f in one transaction on c.
+func inTx(ctx context.Context, c *sql.Conn, f func() error) (err error) {
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
 	}
@@ -62,7 +91,7 @@ func inTx(ctx context.Context, c *sql.Conn, script string) (err error) {
 			c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
-	if _, err := c.ExecContext(ctx, script); err != nil {
+	if err := f(); err != nil {
 		return err
 	}
 	_, err = c.ExecContext(ctx, "COMMIT")

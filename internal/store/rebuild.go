@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path"
 	"strings"
@@ -10,8 +11,8 @@ import (
 )
 
 // Rebuild empties the typed tables and derives them again from the event
-// log, then stores every session's facts anew, with the same statements the ingester runs on each batch, in one
-// transaction. It proves (and restores) "everything derived can be rebuilt
+// log, with the same statements the ingester runs on each batch, and
+// stores every session's facts anew, in one transaction. It proves (and restores) "everything derived can be rebuilt
 // from the raw events".
 func (s *Store) Rebuild(ctx context.Context) error {
 	s.mu.Lock()
@@ -39,15 +40,25 @@ func (s *Store) Rebuild(ctx context.Context) error {
 		}
 	}
 	// Every session is pending now: store all their facts anew.
-	for _, stmt := range []string{"DELETE FROM session_facts_stored", "DELETE FROM task_facts_stored",
-		queries.MustRead("ingest/refresh_facts.sql")} {
-		if _, err := c.ExecContext(ctx, stmt); err != nil {
-			c.ExecContext(ctx, "ROLLBACK")
-			return fmt.Errorf("rebuild: store facts: %w", err)
-		}
+	if err := rebuildFacts(ctx, c); err != nil {
+		c.ExecContext(ctx, "ROLLBACK")
+		return fmt.Errorf("rebuild: store facts: %w", err)
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("rebuild: commit: %w", err)
 	}
 	return nil
+}
+
+func rebuildFacts(ctx context.Context, c *sql.Conn) error {
+	for _, t := range []string{"session_facts_stored", "task_facts_stored"} {
+		if _, err := c.ExecContext(ctx, "DELETE FROM "+t); err != nil {
+			return err
+		}
+	}
+	var n int
+	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n); err != nil {
+		return err
+	}
+	return refreshPending(ctx, c, n)
 }

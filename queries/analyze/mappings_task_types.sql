@@ -93,7 +93,10 @@ tt_typed AS NOT MATERIALIZED (
            coalesce(j.given_source,
                     CASE WHEN c.type IS NOT NULL THEN 'taxonomy' ELSE 'fallback' END) AS type_source
     FROM tt_joined j
+    -- One equality (the key is NULL where a type is given), so that this is
+    -- a hash join: "given_type IS NULL AND c.d = …" made DuckDB plan a
+    -- nested-loop join, hours on millions of untyped tasks.
     LEFT JOIN tt_classified c
-           ON j.given_type IS NULL AND c.d = lower(j.description)
+           ON c.d = CASE WHEN j.given_type IS NULL THEN lower(j.description) END
     WHERE $task_type IS NULL OR coalesce(j.given_type, c.type, $tax_fallback) = $task_type
 ),
