@@ -7,6 +7,10 @@
 //   - derive/*.sql fill the typed tables from the rows of batch_events, a view
 //     or table with the columns of events: the ingester runs them on each
 //     batch it commits, and a rebuild runs them over the whole events table.
+//   - include/*.sql and analyze/mappings_task_types.sql are fragments, not
+//     statements: a file that needs one has a line "-- @include PATH" (PATH
+//     from this directory) in its place, and Expand puts the fragment there.
+//     To run such a file by hand, paste the fragment over the line.
 package queries
 
 import (
@@ -14,12 +18,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-//go:embed migrations/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql
+//go:embed migrations/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql include/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.
@@ -95,4 +100,45 @@ func MustRead(name string) string {
 		panic(fmt.Sprintf("queries: %v", err))
 	}
 	return string(b)
+}
+
+// includeMark starts a line that Expand replaces with the named file.
+const includeMark = "-- @include "
+
+// Expand returns the embedded file name with every "-- @include PATH" line
+// replaced by the (expanded) file PATH. A missing file or an include cycle
+// is an error.
+func Expand(name string) (string, error) { return expand(name, nil) }
+
+func expand(name string, stack []string) (string, error) {
+	if slices.Contains(stack, name) {
+		return "", fmt.Errorf("queries: include cycle %s → %s", strings.Join(stack, " → "), name)
+	}
+	b, err := FS.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("queries: %w", err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, l := range lines {
+		inc, ok := strings.CutPrefix(strings.TrimSpace(l), includeMark)
+		if !ok {
+			continue
+		}
+		frag, err := expand(strings.TrimSpace(inc), append(stack, name))
+		if err != nil {
+			return "", err
+		}
+		lines[i] = strings.TrimSuffix(frag, "\n") + "\n"
+	}
+	return strings.Join(lines, ""), nil
+}
+
+// MustExpand is Expand for the constant names of the binaries' own queries
+// (checked by tests); it panics on an error.
+func MustExpand(name string) string {
+	s, err := Expand(name)
+	if err != nil {
+		panic(err.Error())
+	}
+	return s
 }

@@ -218,7 +218,7 @@ func paramJSON(v string) json.RawMessage {
 }
 
 // includeLine is how an analysis query includes a fragment.
-var includeLine = regexp.MustCompile(`(?m)^[ \t]*-- @include ([A-Za-z0-9_]+\.sql)[ \t]*$`)
+var includeLine = regexp.MustCompile(`(?m)^[ \t]*-- @include analyze/([A-Za-z0-9_]+\.sql)[ \t]*$`)
 
 // namedQuery reads queries/analyze/NAME.sql with its includes in place.
 func namedQuery(name string) (string, error) {
@@ -233,19 +233,7 @@ func namedQuery(name string) (string, error) {
 	if _, ok := names[name]; !ok {
 		return "", fmt.Errorf("-q %s: no such query (-list shows them)", name)
 	}
-	b, err := fs.ReadFile(queries.FS, "analyze/"+name+".sql")
-	if err != nil {
-		return "", err
-	}
-	var incErr error
-	q := includeLine.ReplaceAllStringFunc(string(b), func(line string) string {
-		inc, err := fs.ReadFile(queries.FS, "analyze/"+includeLine.FindStringSubmatch(line)[1])
-		if err != nil {
-			incErr = err
-		}
-		return string(inc)
-	})
-	return q, incErr
+	return queries.Expand("analyze/" + name + ".sql")
 }
 
 // analysisQueries returns the queries of queries/analyze/ with the first

@@ -14,6 +14,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
@@ -120,7 +121,7 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	if err := removeDB(e.dbPath(scBacklog)); err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, e.dbPath(scBacklog))
+	st, err := store.OpenWith(ctx, e.dbPath(scBacklog), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
 	if err != nil {
 		return nil, err
 	}

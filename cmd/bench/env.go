@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
@@ -173,7 +174,7 @@ func (e *env) startRig(ctx context.Context, sc string) (_ *rig, err error) {
 	if r.pnc, r.pjs, err = n.connect("bench-agents"); err != nil {
 		return nil, err
 	}
-	if r.st, err = store.Open(ctx, e.dbPath(sc)); err != nil {
+	if r.st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()}); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 )
@@ -43,6 +44,7 @@ type options struct {
 	stream                                        bus.StreamConfig
 	cfg                                           ingest.Config
 	rebuild                                       bool
+	taxonomy                                      string
 	logLevel, logFormat                           string
 	queryOn                                       bool
 	query                                         query.Config
@@ -75,6 +77,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.cfg.MaxEventBytes, "max-event-bytes", o.cfg.MaxEventBytes, "dead-letter events larger than this")
 	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
+	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
 	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often (and when idle or stopping); docs/sql.md, \"Stored facts\"")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
@@ -130,7 +133,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, o.db)
+	tax := metrics.DefaultTaxonomy()
+	if o.taxonomy != "" {
+		if tax, err = metrics.LoadTaxonomy(o.taxonomy); err != nil {
+			return err
+		}
+	}
+	st, err := store.OpenWith(ctx, o.db, store.Options{Taxonomy: tax})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return fmt.Errorf("%w\n(only one process can write %s; stop the other ingester, or read through it)", err, o.db)

@@ -238,8 +238,18 @@ func (t *Taxonomy) Keywords(taskType string) []string {
 }
 
 // Args are the taxonomy's named parameters: $tax_types, $tax_patterns
-// (parallel lists, priority = position) and $tax_fallback.
+// (parallel lists, priority = position), $tax_fallback, and $tax_id (ID:
+// the stored facts' classification is used when it was made with this
+// taxonomy, see facts_classifier).
 func (t *Taxonomy) Args() []any {
+	return append(t.ClassifyArgs(),
+		sql.Named("tax_fallback", t.Fallback),
+		sql.Named("tax_id", t.id))
+}
+
+// ClassifyArgs are the parameters of queries/include/classify_case.sql:
+// $tax_types and $tax_patterns.
+func (t *Taxonomy) ClassifyArgs() []any {
 	types := make([]string, len(t.Types))
 	for i, ty := range t.Types {
 		types[i] = ty.Type
@@ -247,6 +257,5 @@ func (t *Taxonomy) Args() []any {
 	return []any{
 		sql.Named("tax_types", types),
 		sql.Named("tax_patterns", append([]string(nil), t.patterns...)),
-		sql.Named("tax_fallback", t.Fallback),
 	}
 }

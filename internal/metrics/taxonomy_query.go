@@ -13,19 +13,18 @@ import (
 // and includeTypes the line by which an analysis query includes it.
 const (
 	typesFragment = "analyze/mappings_task_types.sql"
-	includeTypes  = "-- @include mappings_task_types.sql"
+	includeTypes  = "-- @include analyze/mappings_task_types.sql"
 )
 
 // typedQuery returns the embedded analysis query name with the task-type
-// fragment in place of its include line. Both are constant files, so the
-// text is assembled from no input; a query without the line is a bug
-// (tests run every query).
+// fragment in place of its include line (queries.Expand). Both are
+// constant files, so the text is assembled from no input; a query without
+// the line is a bug (tests run every query).
 func typedQuery(name string) string {
-	q := queries.MustRead(name)
-	if !strings.Contains(q, includeTypes) {
+	if !strings.Contains(queries.MustRead(name), includeTypes) {
 		panic(fmt.Sprintf("metrics: %s does not include %s", name, typesFragment))
 	}
-	return strings.Replace(q, includeTypes, queries.MustRead(typesFragment), 1)
+	return queries.MustExpand(name)
 }
 
 // typedArgs are the parameters of a query that includes the task-type

@@ -22,11 +22,18 @@ import (
 // ingester and returns it as a Source (closed when the test ends). With
 // shuffle set, each input's lines are loaded in a random order in batches
 // of 3, so that a session's events arrive out of order and across
-// transactions.
+// transactions. The store classifies its facts with the default taxonomy,
+// as the ingester does.
 func typedTestDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
+	return typedTestDBWith(tb, store.Options{Taxonomy: DefaultTaxonomy()}, shuffle, inputs...)
+}
+
+// typedTestDBWith is typedTestDB with the store's options.
+func typedTestDBWith(tb testing.TB, opts store.Options, shuffle *rand.Rand, inputs ...[]byte) Source {
+	tb.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "evo.duckdb"))
+	st, err := store.OpenWith(ctx, filepath.Join(tb.TempDir(), "evo.duckdb"), opts)
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
@@ -83,11 +90,11 @@ func TestTypedQueriesIncludeTheFragment(t *testing.T) {
 // The fragment has one CASE branch per possible type, numbered 1 …
 // MaxTaxonomyTypes.
 func TestTypesFragmentBranches(t *testing.T) {
-	q := queries.MustRead(typesFragment)
+	q := queries.MustRead("include/classify_case.sql")
 	for i := 1; i <= MaxTaxonomyTypes+1; i++ {
 		line := fmt.Sprintf("WHEN regexp_matches(d, $tax_patterns[%d]) THEN $tax_types[%d]", i, i)
 		if got := strings.Count(q, line); got != 1 && i <= MaxTaxonomyTypes || got != 0 && i > MaxTaxonomyTypes {
-			t.Errorf("%s has %q %d times", typesFragment, line, got)
+			t.Errorf("include/classify_case.sql has %q %d times", line, got)
 		}
 	}
 }

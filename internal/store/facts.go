@@ -39,7 +39,7 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	if n == 0 {
 		return FactsRefresh{}, nil
 	}
-	if err := inTx(ctx, s.w, func() error { return refreshPending(ctx, s.w, n) }); err != nil {
+	if err := inTx(ctx, s.w, func() error { return s.refreshPending(ctx, s.w, n) }); err != nil {
 		return FactsRefresh{}, fmt.Errorf("refresh facts of %d sessions: %w", n, err)
 	}
 	return FactsRefresh{Sessions: n, Took: time.Since(t0)}, nil
@@ -52,8 +52,15 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 var factsPass = 50_000 // a variable for tests
 
 // refreshPending stores the facts of the n pending sessions, inside the
-// caller's transaction on c.
-func refreshPending(ctx context.Context, c *sql.Conn, n int) error {
+// caller's transaction on c, and classifies them.
+func (s *Store) refreshPending(ctx context.Context, c *sql.Conn, n int) error {
+	if err := refreshPasses(ctx, c, n); err != nil {
+		return err
+	}
+	return s.classify(ctx, c)
+}
+
+func refreshPasses(ctx context.Context, c *sql.Conn, n int) error {
 	refresh := queries.MustRead("ingest/refresh_facts.sql")
 	if n <= factsPass {
 		_, err := c.ExecContext(ctx, refresh)
@@ -96,4 +103,48 @@ func inTx(ctx context.Context, c *sql.Conn, f func() error) (err error) {
 	}
 	_, err = c.ExecContext(ctx, "COMMIT")
 	return err
+}
+
+// classify classifies the stored facts not classified yet with the store's
+// taxonomy (ingest/classify_facts.sql), inside the caller's transaction.
+func (s *Store) classify(ctx context.Context, c *sql.Conn) error {
+	if s.tax == nil {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, queries.MustExpand("ingest/classify_facts.sql"), s.tax.ClassifyArgs()...); err != nil {
+		return fmt.Errorf("classify facts with %s: %w", s.tax.ID(), err)
+	}
+	return nil
+}
+
+// useTaxonomy makes the store's taxonomy, if any, the one the stored facts
+// are classified with: when the database records another (or none), it
+// classifies every stored fact again, in one transaction. Without one,
+// facts stored from now on stay unclassified (classified = false), which
+// analyses see per row.
+func (s *Store) useTaxonomy(ctx context.Context) error {
+	if s.tax == nil {
+		return nil
+	}
+	var stored string
+	err := s.w.QueryRowContext(ctx, "SELECT classifier FROM facts_classifier").Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read facts_classifier: %w", err)
+	}
+	if stored == s.tax.ID() {
+		return nil
+	}
+	err = inTx(ctx, s.w, func() error {
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/set_classifier.sql")); err != nil {
+			return err
+		}
+		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/record_classifier.sql"), s.tax.ID()); err != nil {
+			return err
+		}
+		return s.classify(ctx, s.w)
+	})
+	if err != nil {
+		return fmt.Errorf("classify the stored facts with %s (was %q): %w", s.tax.ID(), stored, err)
+	}
+	return nil
 }

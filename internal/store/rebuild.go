@@ -40,7 +40,7 @@ func (s *Store) Rebuild(ctx context.Context) error {
 		}
 	}
 	// Every session is pending now: store all their facts anew.
-	if err := rebuildFacts(ctx, c); err != nil {
+	if err := s.rebuildFacts(ctx, c); err != nil {
 		c.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("rebuild: store facts: %w", err)
 	}
@@ -50,7 +50,7 @@ func (s *Store) Rebuild(ctx context.Context) error {
 	return nil
 }
 
-func rebuildFacts(ctx context.Context, c *sql.Conn) error {
+func (s *Store) rebuildFacts(ctx context.Context, c *sql.Conn) error {
 	for _, t := range []string{"session_facts_stored", "task_facts_stored"} {
 		if _, err := c.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 			return err
@@ -60,5 +60,5 @@ func rebuildFacts(ctx context.Context, c *sql.Conn) error {
 	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n); err != nil {
 		return err
 	}
-	return refreshPending(ctx, c, n)
+	return s.refreshPending(ctx, c, n)
 }

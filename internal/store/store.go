@@ -43,6 +43,7 @@ type Store struct {
 	dead   *duckdb.Appender // into dead_letters
 	derive []queries.Named
 	keys   *keySet
+	tax    Classifier // classifies the stored facts; nil: nothing classified
 	broken error      // set when a failed batch could not be cleaned up
 	mu     sync.Mutex // serialises Write and Rebuild
 }
@@ -56,6 +57,19 @@ type Options struct {
 	// the same total work, at the cost of a longer WAL replay after a crash
 	// and more memory. Empty keeps DefaultCheckpointThreshold.
 	CheckpointThreshold string
+	// Taxonomy classifies the descriptions of the stored facts that no
+	// event gives a type, so that analyses with the same taxonomy need not
+	// (the ingester passes metrics.DefaultTaxonomy() unless told
+	// otherwise). Nil classifies nothing: analyses then classify on the
+	// fly, slower on large databases but with the same results.
+	Taxonomy Classifier
+}
+
+// Classifier is a task taxonomy as the stored facts need it; a
+// *metrics.Taxonomy is one.
+type Classifier interface {
+	ID() string          // recorded in facts_classifier
+	ClassifyArgs() []any // the parameters of queries/include/classify_case.sql
 }
 
 // DefaultCheckpointThreshold is the checkpoint threshold Open uses.
@@ -118,6 +132,10 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return fmt.Errorf("create staging table: %w", err)
 	}
 	if err := s.newAppenders(); err != nil {
+		return err
+	}
+	s.tax = opts.Taxonomy
+	if err := s.useTaxonomy(ctx); err != nil {
 		return err
 	}
 	s.keys, err = loadKeys(ctx, db)

@@ -10,7 +10,7 @@
 -- compared with. Counts only: rates, intervals and tests are computed from
 -- them (internal/metrics/hints.go).
 WITH
--- @include mappings_task_types.sql
+-- @include analyze/mappings_task_types.sql
 hint_counts AS (
     SELECT
         CASE WHEN list_contains($by, 'agent')         THEN agent END                 AS agent,

@@ -10,7 +10,7 @@
 -- entropy and stability are computed from them in
 -- internal/metrics/mappings.go).
 WITH
--- @include mappings_task_types.sql
+-- @include analyze/mappings_task_types.sql
 mp_end AS (
     SELECT coalesce(epoch_us(CAST($until AS TIMESTAMPTZ)), max(epoch_us(started_at)) + 1) AS end_us
     FROM tt_sessions

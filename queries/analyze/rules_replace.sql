@@ -12,7 +12,7 @@
 --              replan re-lists is still the same task);
 --   succeeded  of those, tasks completed with completion = 'success'.
 WITH
--- @include mappings_task_types.sql
+-- @include analyze/mappings_task_types.sql
 rp_drops AS (
     SELECT agent, session, seq, task_type, hint
     FROM tt_typed

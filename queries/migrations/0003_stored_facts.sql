@@ -166,9 +166,19 @@ SELECT f.*,
        -- its session's. Analyses classify the description where it is NULL.
        coalesce(nullif(trim(f.own_type), ''), nullif(trim(s.task_type), '')) AS given_type,
        CASE WHEN nullif(trim(f.own_type), '') IS NOT NULL THEN 'task'
-            WHEN nullif(trim(s.task_type), '') IS NOT NULL THEN 'session' END AS given_source
+            WHEN nullif(trim(s.task_type), '') IS NOT NULL THEN 'session' END AS given_source,
+       -- The taxonomy's type of the description where no type is given
+       -- (NULL: no type matched), once classified = true. Stored rows are
+       -- classified by the ingester's taxonomy (facts_classifier), pending
+       -- rows not at all; analyses with another taxonomy ignore these.
+       CAST(NULL AS VARCHAR) AS class_type,
+       false AS classified
 FROM facts f
 JOIN session_facts_pending s USING (session);
+
+-- The taxonomy the stored facts are classified with (at most one row):
+-- its id, as analyses report it in "classifier".
+CREATE TABLE facts_classifier (classifier VARCHAR NOT NULL);
 
 -- The stored rows: the same columns as the views above.
 CREATE TABLE session_facts_stored AS SELECT * FROM session_facts_pending LIMIT 0;

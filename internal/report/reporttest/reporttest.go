@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -49,7 +50,7 @@ func DB(tb testing.TB) string {
 	ctx := context.Background()
 	dir := Dir(tb)
 	path := filepath.Join(tb.TempDir(), "report.duckdb")
-	st, err := store.Open(ctx, path)
+	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: metrics.DefaultTaxonomy()})
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}
