@@ -56,6 +56,17 @@ func (w *world) typeNamed(name string) *typeInfo {
 type model struct {
 	w   *world
 	rng *rand.Rand
+	// kinds maps a description to its task type in a session whose plans
+	// carry none (model.unlabeled_tasks): the simulation still knows it.
+	kinds map[string]string
+}
+
+// kindOf is the task type of t: its task_type, or what kinds knows.
+func (m *model) kindOf(t agent.Task) string {
+	if t.TaskType != "" {
+		return t.TaskType
+	}
+	return m.kinds[t.Description]
 }
 
 func (m *model) chance(p float64) bool { return m.rng.Float64() < p }

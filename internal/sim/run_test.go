@@ -322,3 +322,42 @@ func TestPacer(t *testing.T) {
 		}
 	})
 }
+
+// unlabeled_tasks and unique_descriptions: plans carry no task_type, and no
+// two sessions share a description.
+func TestUnlabeledUniqueDescriptions(t *testing.T) {
+	sc := Default()
+	sc.Model.UnlabeledTasks, sc.Model.UniqueDescriptions = true, true
+	out, _ := jsonl(t, Config{Scenario: sc, Seed: 3, Sessions: 40})
+	owner := map[string]string{} // description → session
+	plans := 0
+	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		e, err := events.Decode([]byte(line))
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if e.Type != events.PlanCreated {
+			continue
+		}
+		plans++
+		var d struct {
+			Tasks []map[string]any `json:"tasks"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range d.Tasks {
+			if _, ok := task["task_type"]; ok {
+				t.Fatalf("line %d: a task with a task_type: %v", i+1, task)
+			}
+			desc := task["description"].(string)
+			if s, ok := owner[desc]; ok && s != e.Subject {
+				t.Fatalf("description %q in sessions %s and %s", desc, s, e.Subject)
+			}
+			owner[desc] = e.Subject
+		}
+	}
+	if plans < 40 || len(owner) < 80 {
+		t.Fatalf("%d plans, %d descriptions: too few to tell", plans, len(owner))
+	}
+}

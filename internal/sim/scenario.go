@@ -108,6 +108,13 @@ type Model struct {
 	// ThinkMS is the [min, max] simulated time the model takes per step, in
 	// milliseconds. Default [200, 2000].
 	ThinkMS Range `json:"think_ms"`
+	// UnlabeledTasks: the planner writes no task_type (SkillLite's does
+	// not), so the analyzers classify the descriptions.
+	UnlabeledTasks bool `json:"unlabeled_tasks,omitempty"`
+	// UniqueDescriptions: each description ends with the session's number
+	// and the task's place, as free-text descriptions an LLM writes are
+	// rarely repeated word for word.
+	UniqueDescriptions bool `json:"unique_descriptions,omitempty"`
 }
 
 // TaskType is one kind of task.

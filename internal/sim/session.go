@@ -54,7 +54,7 @@ type task struct {
 func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sink) (sessionResult, error) {
 	var res sessionResult
 	sc := w.sc
-	m := &model{w: w, rng: spec.rng}
+	m := &model{w: w, rng: spec.rng, kinds: map[string]string{}}
 	clk := &clock{t: spec.start}
 	s := agent.NewSession(sink, spec.source, "").WithClock(clk.now)
 	p, err := planner.New(s, planner.Config{Tools: w.toolNames, Rules: spec.rules, Clock: clk.now})
@@ -67,6 +67,13 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	for i := range tasks {
 		tt := m.taskType()
 		tasks[i] = agent.Task{Description: m.describe(tt, object), ToolHint: m.hint(tt), TaskType: tt.Name}
+		if sc.Model.UniqueDescriptions {
+			tasks[i].Description += fmt.Sprintf(" (session %d, step %d)", spec.n, i+1)
+		}
+		if sc.Model.UnlabeledTasks {
+			m.kinds[tasks[i].Description] = tt.Name // the truth, which the events no longer say
+			tasks[i].TaskType = ""
+		}
 	}
 	goal := fmt.Sprintf("Complete %d tasks", len(tasks))
 	if object != "" {
@@ -106,7 +113,7 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 			return events.OutcomeSuccess, nil
 		}
 		if st == nil {
-			tt := w.typeNamed(cur.TaskType)
+			tt := w.typeNamed(m.kindOf(cur))
 			st = &task{tt: tt, need: m.between(md.CallsPerTask), failed: map[string]bool{}}
 			st.tool = m.tool(cur, tt, nil)
 		}
@@ -114,10 +121,10 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 		clk.advance(m.think())
 		took := m.ms(w.toolDuration(st.tool))
 		clk.advance(took)
-		ok = m.chance(w.sc.Success(st.tool, cur.TaskType))
+		ok = m.chance(w.sc.Success(st.tool, m.kindOf(cur)))
 		var kind, text string
 		if !ok {
-			kind, text = m.failure(st.tool, cur.TaskType)
+			kind, text = m.failure(st.tool, m.kindOf(cur))
 		}
 		r, err := p.RecordToolCall(ctx, st.tool, ok, kind, text, took)
 		if err != nil {
