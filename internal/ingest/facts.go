@@ -5,18 +5,34 @@ import (
 	"time"
 )
 
-// factsShare bounds the writer's time spent storing facts: after a refresh
-// that took d, the next waits at least d × factsShare (and FactsEvery). A
-// refresh scans the typed tables for the pending sessions, so it grows
-// with the database; the bound keeps it to about a tenth of the writer's
-// time however large the database gets. Queries stay exact meanwhile.
-const factsShare = 9
+// When facts are stored. Storing a session's facts costs about a third of
+// writing its events, and a session refreshed while its events still
+// arrive is stored again later. So the ingester stores facts every
+// FactsEvery while it keeps up with the stream, but only every
+// FactsEvery × factsBusy while it works through a backlog (a file load,
+// or more than a batch waiting in the stream), and the whole pending set
+// once it has caught up. Queries stay exact meanwhile: the views compute
+// the pending sessions on the fly.
+//
+// factsShare bounds the writer's time spent storing facts: after a
+// refresh that took d, the next waits at least d × factsShare. A refresh
+// scans the typed tables for the pending sessions, so it grows with the
+// database; the bound keeps it to about a tenth of the writer's time
+// however large the database gets.
+const (
+	factsBusy  = 12
+	factsShare = 9
+)
 
 // refreshFactsIfDue stores the facts of the sessions written since the last
-// refresh when it is due. Called by the goroutine that writes the store,
-// after a commit and on idle ticks.
-func (in *Ingester) refreshFactsIfDue(ctx context.Context) {
-	if time.Since(in.lastFacts) >= max(in.cfg.FactsEvery, factsShare*in.lastFactsTook) {
+// refresh when it is due; busy says the ingester has a backlog. Called by
+// the goroutine that writes the store, after a commit and on idle ticks.
+func (in *Ingester) refreshFactsIfDue(ctx context.Context, busy bool) {
+	every := in.cfg.FactsEvery
+	if busy {
+		every *= factsBusy
+	}
+	if time.Since(in.lastFacts) >= max(every, factsShare*in.lastFactsTook) {
 		in.refreshFacts(ctx)
 	}
 }

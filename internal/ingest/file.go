@@ -37,7 +37,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		total.Add(res)
 		in.stats.add(res, len(batch))
 		batch = batch[:0]
-		in.refreshFactsIfDue(ctx)
+		in.refreshFactsIfDue(ctx, true) // the rest of the file is a backlog
 		if time.Since(lastLog) >= in.cfg.Progress {
 			lastLog = time.Now()
 			in.log.Info("loading", "file", name, "lines", line, "accepted", total.Accepted,

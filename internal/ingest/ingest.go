@@ -24,8 +24,9 @@ type Config struct {
 	AckWait       time.Duration // JetStream redelivers a message not acked in this time
 	Progress      time.Duration // how often to log progress on long runs
 	// FactsEvery is how often the analysis facts of the sessions written
-	// since the last time are stored (store.RefreshFacts); the ingester
-	// also stores them when it goes idle and when it stops.
+	// since the last time are stored (store.RefreshFacts) while the
+	// ingester keeps up; 12 times as long while it works through a backlog.
+	// It also stores them when it catches up, goes idle or stops.
 	FactsEvery time.Duration
 }
 

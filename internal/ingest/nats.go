@@ -265,6 +265,7 @@ func (r *natsRun) commitLoop(ctx context.Context) {
 	tick := time.NewTicker(r.in.cfg.FactsEvery)
 	defer tick.Stop()
 	defer r.in.refreshFacts(ctx)
+	committed := false // a batch was committed since the last tick
 	for {
 		select {
 		case b, ok := <-r.toCommit:
@@ -272,9 +273,15 @@ func (r *natsRun) commitLoop(ctx context.Context) {
 				return
 			}
 			r.results <- r.commit(ctx, b)
-			r.in.refreshFactsIfDue(ctx)
+			committed = true
+			// A full batch, or more than a batch still in the stream: a
+			// backlog. A partial batch: the ingester has caught up.
+			r.in.refreshFactsIfDue(ctx, len(b.items) >= r.in.cfg.BatchSize || r.behind())
 		case <-tick.C:
-			r.in.refreshFactsIfDue(ctx)
+			if !committed { // idle
+				r.in.refreshFactsIfDue(ctx, false)
+			}
+			committed = false
 		}
 	}
 }
@@ -322,6 +329,12 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 		r.in.logProgress()
 	}
 	return nil
+}
+
+// behind says whether more than a batch waits in the stream, as of the
+// last message read.
+func (r *natsRun) behind() bool {
+	return r.in.stats.Snapshot().Pending > uint64(r.in.cfg.BatchSize)
 }
 
 // logProgress logs rates and lag since start.
