@@ -22,6 +22,7 @@ import (
 const (
 	factsBusy  = 12
 	factsShare = 9
+	bigRefresh = 100_000 // sessions: a refresh this large is announced before it starts
 )
 
 // refreshFactsIfDue stores the facts of the sessions written since the last
@@ -41,6 +42,9 @@ func (in *Ingester) refreshFactsIfDue(ctx context.Context, busy bool) {
 // logged and counted, not fatal: the views compute the pending sessions on
 // the fly, so queries stay exact, only slower, until a refresh succeeds.
 func (in *Ingester) refreshFacts(ctx context.Context) {
+	if n, err := in.store.PendingFacts(ctx); err == nil && n >= bigRefresh {
+		in.log.Info("storing the analysis facts of a backlog of sessions; queries stay exact meanwhile", "sessions", n)
+	}
 	r, err := in.store.RefreshFacts(context.WithoutCancel(ctx))
 	in.lastFacts, in.lastFactsTook = time.Now(), r.Took
 	if err != nil {

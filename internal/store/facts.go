@@ -20,8 +20,8 @@ type FactsRefresh struct {
 // the batches since the last refresh touched, in one transaction. Reading
 // is exact without it, since the views compute pending sessions on the fly;
 // it keeps that on-the-fly part small, which is what makes the analyzers
-// fast. The ingester calls it every few seconds while it writes and when it
-// goes idle. See queries/migrations/0003_stored_facts.sql.
+// fast. The ingester decides when (internal/ingest/facts.go). See
+// queries/migrations/0003_stored_facts.sql.
 func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
