@@ -39,7 +39,7 @@ tt_joined AS NOT MATERIALIZED (
     SELECT f.fact, f.session, f.seq, f.plan_seq, f.task_id, f.hint, f.tool, f.ok, f.completion,
            f.description, f.agent, f.agent_version, f.model, f.ruleset, f.day, f.week, f.started_at,
            f.given_type, f.given_source,
-           f.classified AND k.ok AS cached, f.class_type
+           f.classified, f.classified AND k.ok AS cached, f.class_type
     FROM task_facts f, tt_cache k
     WHERE ($since IS NULL OR f.started_at >= $since)
       AND ($until IS NULL OR f.started_at < $until)
@@ -50,8 +50,17 @@ tt_joined AS NOT MATERIALIZED (
 -- given and the stored classification does not serve.
 tt_descriptions AS (
     SELECT DISTINCT lower(description) AS d
-    FROM tt_joined
-    WHERE given_type IS NULL AND NOT cached AND description IS NOT NULL
+    FROM (
+        -- Written as two plain filters, not "NOT cached", so that when the
+        -- stored classification serves, the scan skips every row (and
+        -- never reads the descriptions).
+        SELECT description FROM tt_joined
+        WHERE given_type IS NULL AND NOT classified AND description IS NOT NULL
+        UNION ALL
+        SELECT description FROM tt_joined
+        WHERE given_type IS NULL AND classified AND description IS NOT NULL
+          AND EXISTS (SELECT 1 FROM tt_cache WHERE NOT ok)
+    )
 ),
 tt_classified AS (
     SELECT d,
@@ -60,7 +69,7 @@ tt_classified AS (
     FROM tt_descriptions
 ),
 tt_typed AS NOT MATERIALIZED (
-    SELECT j.* EXCLUDE (given_type, given_source, cached, class_type, classified_type),
+    SELECT j.* EXCLUDE (given_type, given_source, classified, cached, class_type, classified_type),
            coalesce(j.given_type, j.classified_type, $tax_fallback) AS task_type,
            coalesce(j.given_source,
                     CASE WHEN j.classified_type IS NOT NULL THEN 'taxonomy' ELSE 'fallback' END) AS type_source
