@@ -45,7 +45,9 @@ in order; a value is JSON when it parses as JSON (42, true, null, ["a"],
 {"type": "timestamp", "value": "2025-06-01T00:00:00Z"}), else text — DuckDB
 casts text to the type the query needs. -q runs a query of queries/analyze/
 (-list shows them) with $since, $until, $agent, $model, $task_type as NULL,
-$by as [] and the default task taxonomy, each overridable with -param.
+$by as [] and the default task taxonomy, each overridable with -param
+(another taxonomy without -param tax_id=… does not use the ingester's stored
+classification).
 docs/query-service.md describes the service and its value types.`
 
 // sqlOptions are the flags of `analyze sql`.
@@ -204,7 +206,29 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 		}
 		req.Named[strings.TrimPrefix(name, "$")] = paramJSON(value)
 	}
+	if o.name != "" && taxonomyOverridden(o.params) {
+		// Another taxonomy: the ingester's stored classification (made
+		// with the default's id) must not serve, unless -param tax_id says
+		// which taxonomy this is.
+		req.Named["tax_id"] = json.RawMessage("null")
+	}
 	return req, nil
+}
+
+// taxonomyOverridden says whether -param sets a taxonomy parameter other
+// than tax_id and leaves tax_id alone.
+func taxonomyOverridden(params []string) bool {
+	tax, id := false, false
+	for _, p := range params {
+		name, _, _ := strings.Cut(p, "=")
+		switch strings.TrimPrefix(name, "$") {
+		case "tax_types", "tax_patterns", "tax_fallback":
+			tax = true
+		case "tax_id":
+			id = true
+		}
+	}
+	return tax && !id
 }
 
 // paramJSON is a flag value as a parameter: itself when it is JSON, else a

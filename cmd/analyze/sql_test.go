@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 )
 
@@ -232,5 +233,35 @@ func TestSQLUsage(t *testing.T) {
 	_, help, err := runSQLCmd("-h")
 	if err != nil || !strings.Contains(help, "-nats") {
 		t.Errorf("-h = %v\n%s", err, help)
+	}
+}
+
+// -q with the taxonomy's patterns overridden must not use the stored
+// classification (made with the default taxonomy's id): tax_id becomes
+// NULL, unless it is given too.
+func TestSQLTaxonomyOverrideDropsTheStoredClassification(t *testing.T) {
+	for _, tc := range []struct {
+		params []string
+		want   string // tax_id as JSON; "" for the default's id
+	}{
+		{nil, ""},
+		{[]string{`by=["agent"]`}, ""},
+		{[]string{`tax_types=["x"]`, `tax_patterns=["y"]`}, "null"},
+		{[]string{`tax_fallback=other`}, "null"},
+		{[]string{`tax_types=["x"]`, `tax_id="mine@1"`}, `"mine@1"`},
+	} {
+		o := &sqlOptions{name: "hints", params: tc.params}
+		req, err := o.request("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tc.want
+		if want == "" {
+			b, _ := json.Marshal(metrics.DefaultTaxonomy().ID())
+			want = string(b)
+		}
+		if got := string(req.Named["tax_id"]); got != want {
+			t.Errorf("-param %q: tax_id = %s, want %s", tc.params, got, want)
+		}
 	}
 }

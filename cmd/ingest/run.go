@@ -78,7 +78,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
 	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
-	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often while keeping up (12 times as long while working through a backlog; and on catching up, idle or stop); docs/sql.md, \"Stored facts\"")
+	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often while keeping up: 12 times as long through a backlog, also on catching up, idle and stop, never sooner than 9× the last refresh's duration (docs/sql.md, \"Stored facts\")")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")

@@ -23,6 +23,10 @@ const (
 	factsBusy  = 12
 	factsShare = 9
 	bigRefresh = 100_000 // sessions: a refresh this large is announced before it starts
+	// factsOnStop: the most pending sessions stored when the ingester
+	// stops (about 2 s at 1M events, 5 s at 10M).
+	factsOnStop     = 50_000
+	maxFactsBackoff = 10 * time.Minute
 )
 
 // refreshFactsIfDue stores the facts of the sessions written since the last
@@ -33,25 +37,47 @@ func (in *Ingester) refreshFactsIfDue(ctx context.Context, busy bool) {
 	if busy {
 		every *= factsBusy
 	}
-	if time.Since(in.lastFacts) >= max(every, factsShare*in.lastFactsTook) {
+	if time.Since(in.lastFacts) >= max(every, factsShare*in.lastFactsTook, in.factsBackoff) {
 		in.refreshFacts(ctx)
 	}
+}
+
+// refreshFactsOnStop stores the pending facts when the ingester stops,
+// unless there are so many that it would hold up the stop (a supervisor's
+// stop timeout): they are then left for the next start. Queries are exact
+// either way.
+func (in *Ingester) refreshFactsOnStop(ctx context.Context) {
+	n, err := in.store.PendingFacts(context.WithoutCancel(ctx))
+	if err != nil || n == 0 {
+		return
+	}
+	if n > factsOnStop {
+		in.log.Info("leaving the analysis facts of many sessions to the next start; queries compute them on the fly meanwhile", "sessions", n)
+		return
+	}
+	in.refreshFacts(ctx)
 }
 
 // refreshFacts stores the facts of every pending session now. A failure is
 // logged and counted, not fatal: the views compute the pending sessions on
 // the fly, so queries stay exact, only slower, until a refresh succeeds.
+// After failures the next attempt waits longer each time (up to
+// maxFactsBackoff).
 func (in *Ingester) refreshFacts(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx) // a refresh is one transaction: let it end
 	if n, err := in.store.PendingFacts(ctx); err == nil && n >= bigRefresh {
-		in.log.Info("storing the analysis facts of a backlog of sessions; queries stay exact meanwhile", "sessions", n)
+		in.log.Info("storing the analysis facts of a backlog of sessions; queries stay exact meanwhile; commits wait for it", "sessions", n)
 	}
-	r, err := in.store.RefreshFacts(context.WithoutCancel(ctx))
+	r, err := in.store.RefreshFacts(ctx)
 	in.lastFacts, in.lastFactsTook = time.Now(), r.Took
 	if err != nil {
+		in.factsBackoff = min(max(2*in.factsBackoff, in.cfg.FactsEvery), maxFactsBackoff)
 		in.stats.factsFailed()
-		in.log.Warn("storing analysis facts failed; queries compute them on the fly until the next refresh", "err", err)
+		in.log.Warn("storing analysis facts failed; queries compute them on the fly until a refresh succeeds",
+			"err", err, "retry_in", in.factsBackoff)
 		return
 	}
+	in.factsBackoff = 0
 	if r.Sessions == 0 {
 		return
 	}

@@ -70,7 +70,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		if err == io.EOF {
 			err := flush()
 			if err == nil {
-				in.refreshFacts(ctx)
+				in.refreshFacts(ctx) // the file is loaded: store everything, however much
 			}
 			return total, err
 		}

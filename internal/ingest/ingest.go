@@ -83,6 +83,7 @@ type Ingester struct {
 	// the writing goroutine only.
 	lastFacts     time.Time
 	lastFactsTook time.Duration
+	factsBackoff  time.Duration // after failed refreshes: the least wait before the next
 }
 
 // New returns an ingester writing into st.
@@ -93,7 +94,10 @@ func New(cfg Config, st *store.Store, log *slog.Logger) (*Ingester, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Ingester{cfg: cfg, store: st, log: log, stats: newStats()}, nil
+	// The first refresh comes FactsEvery after the start, not at the first
+	// commit: a database just migrated to stored facts has every session
+	// pending, and its refresh holds up commits.
+	return &Ingester{cfg: cfg, store: st, log: log, stats: newStats(), lastFacts: time.Now()}, nil
 }
 
 // Stats returns the ingester's live counters.

@@ -260,11 +260,18 @@ func (r *natsRun) wait() error {
 //
 // Between commits, and on idle ticks, it also stores the analysis facts of
 // the sessions written (refreshFactsIfDue): this goroutine is the store's
-// only writer. The last refresh runs when the loop ends.
+// only writer. When the ingester stops it stores what is pending, if that
+// is not too much (refreshFactsOnStop).
 func (r *natsRun) commitLoop(ctx context.Context) {
 	tick := time.NewTicker(r.in.cfg.FactsEvery)
 	defer tick.Stop()
-	defer r.in.refreshFacts(ctx)
+	defer func() {
+		if ctx.Err() != nil {
+			r.in.refreshFactsOnStop(ctx)
+		} else { // re-anchoring: the usual schedule
+			r.in.refreshFactsIfDue(ctx, false)
+		}
+	}()
 	committed := false // a batch was committed since the last tick
 	for {
 		select {

@@ -13,7 +13,7 @@ import (
 // FactsRefresh says what one RefreshFacts did.
 type FactsRefresh struct {
 	Sessions int           // pending sessions whose facts were stored
-	Took     time.Duration // 0 when nothing was pending
+	Took     time.Duration // 0 when nothing was pending; set on failure too
 }
 
 // RefreshFacts stores the facts (session_facts, task_facts) of the sessions
@@ -40,15 +40,15 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 		return FactsRefresh{}, nil
 	}
 	if err := inTx(ctx, s.w, func() error { return s.refreshPending(ctx, s.w, n) }); err != nil {
-		return FactsRefresh{}, fmt.Errorf("refresh facts of %d sessions: %w", n, err)
+		return FactsRefresh{Took: time.Since(t0)}, fmt.Errorf("refresh facts of %d sessions: %w", n, err)
 	}
 	return FactsRefresh{Sessions: n, Took: time.Since(t0)}, nil
 }
 
 // factsPass bounds the sessions one pass of a refresh computes. A larger
 // backlog (a database migrated to stored facts, or rebuilt) is stored in
-// passes within the same transaction, so memory follows the pass, not the
-// backlog; each pass costs a scan of the typed tables.
+// passes within the same transaction, so the memory of its joins follows
+// the pass, not the backlog; each pass costs a scan of the typed tables.
 var factsPass = 50_000 // a variable for tests
 
 // refreshPending stores the facts of the n pending sessions, inside the

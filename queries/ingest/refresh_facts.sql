@@ -5,6 +5,6 @@
 -- pending sessions either computed on the fly or stored, never both.
 DELETE FROM session_facts_stored WHERE session IN (SELECT session FROM facts_pending);
 DELETE FROM task_facts_stored WHERE session IN (SELECT session FROM facts_pending);
-INSERT INTO session_facts_stored SELECT * FROM session_facts_pending;
-INSERT INTO task_facts_stored SELECT * FROM task_facts_pending;
+INSERT INTO session_facts_stored BY NAME SELECT * FROM session_facts_pending;
+INSERT INTO task_facts_stored BY NAME SELECT * FROM task_facts_pending;
 DELETE FROM facts_pending;

@@ -22,10 +22,10 @@ WITH scope AS (
     SELECT DISTINCT session FROM facts_pending
 ), st AS (
     SELECT * FROM session_starts WHERE session IN (SELECT session FROM scope)
-    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq) = 1
+    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq, event_id) = 1
 ), en AS (
     SELECT * FROM session_ends WHERE session IN (SELECT session FROM scope)
-    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq) = 1
+    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq, event_id) = 1
 ), r AS (
     SELECT session,
            count(*)                                 AS replan_attempts,
@@ -44,7 +44,10 @@ WITH scope AS (
            count(*) FILTER (WHERE NOT control AND NOT ok)   AS failed_real_tool_calls
     FROM tool_calls WHERE session IN (SELECT session FROM scope) GROUP BY session
 ), first_event AS (
-    SELECT session, min(time) AS first_time, any_value(source) AS source, any_value(agent) AS agent
+    -- Deterministic choices (arg_min), so stored rows equal a rebuild's.
+    SELECT session, min(time) AS first_time,
+           arg_min(source, (time, seq, source, id)) AS source,
+           arg_min(agent, (time, seq, source, id)) AS agent
     FROM events WHERE session IN (SELECT session FROM scope) GROUP BY session
 )
 SELECT
@@ -189,12 +192,12 @@ CREATE TABLE task_facts_stored AS SELECT * FROM task_facts_pending LIMIT 0;
 DROP VIEW session_facts;
 CREATE VIEW session_facts AS
 SELECT s.* FROM session_facts_stored s ANTI JOIN facts_pending p USING (session)
-UNION ALL
+UNION ALL BY NAME
 SELECT * FROM session_facts_pending;
 
 CREATE VIEW task_facts AS
 SELECT f.* FROM task_facts_stored f ANTI JOIN facts_pending p USING (session)
-UNION ALL
+UNION ALL BY NAME
 SELECT * FROM task_facts_pending;
 
 -- A database written before this migration: every session is pending until
