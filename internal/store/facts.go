@@ -25,11 +25,8 @@ type FactsRefresh struct {
 func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.w == nil {
-		return FactsRefresh{}, errors.New("refresh facts: store is closed")
-	}
-	if s.broken != nil {
-		return FactsRefresh{}, s.broken
+	if err := s.writable("refresh facts"); err != nil {
+		return FactsRefresh{}, err
 	}
 	t0 := time.Now()
 	var n int

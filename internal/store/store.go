@@ -45,7 +45,7 @@ type Store struct {
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
 	broken error      // set when a failed batch could not be cleaned up
-	mu     sync.Mutex // serialises Write and Rebuild
+	mu     sync.Mutex // serialises Write, RefreshFacts and Rebuild
 }
 
 // Options tune a Store.

@@ -75,11 +75,8 @@ func (r *Result) Add(o Result) {
 func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.w == nil {
-		return Result{}, errors.New("write batch: store is closed")
-	}
-	if s.broken != nil {
-		return Result{}, s.broken
+	if err := s.writable("write batch"); err != nil {
+		return Result{}, err
 	}
 	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
 	if err != nil {
@@ -94,6 +91,15 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 		s.keys.add(h)
 	}
 	return res, nil
+}
+
+// writable says why the store cannot write now, if it cannot: it is closed,
+// or a failed batch left it unusable. Call it with s.mu held.
+func (s *Store) writable(op string) error {
+	if s.w == nil {
+		return fmt.Errorf("%s: store is closed", op)
+	}
+	return s.broken
 }
 
 // reset discards what a failed batch left behind: rows the appenders still
