@@ -10,6 +10,9 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 )
 
+// This file pairs tool_call and tool_result lines into agent.tool.called
+// events and attributes each call to a task.
+
 // maxErrorLen is the longest error of agent.tool.called, in characters.
 const maxErrorLen = 4096
 

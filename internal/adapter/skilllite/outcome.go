@@ -7,6 +7,9 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 )
 
+// This file ends a turn at its done line: the outcome of
+// agent.session.ended.
+
 func (t *Translator) done(ctx context.Context, d doneData) error {
 	// d.toolCalls, the agent's own count, is not used: SkillLite's count
 	// leaves update_task_plan calls out (and an older one counted only

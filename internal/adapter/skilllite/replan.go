@@ -8,6 +8,9 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 )
 
+// This file turns task_plan lines and update_task_plan calls into
+// agent.plan.created and agent.plan.updated events.
+
 // replanCap is the soft cap on replans: over_cap from this ordinal on.
 const replanCap = 3
 

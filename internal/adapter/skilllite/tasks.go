@@ -8,6 +8,9 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 )
 
+// This file completes tasks: agent.task.completed, once no call is open.
+
+// completion is a task completed, its event waiting for the open calls.
 type completion struct {
 	id       int64
 	reported events.Completion
