@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
@@ -196,7 +197,7 @@ func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", indent)
 	if skillLite {
-		return enc.Encode(rs.SkillLite(tax))
+		return enc.Encode(skilllite.Rules(rs, tax))
 	}
 	return enc.Encode(rs)
 }

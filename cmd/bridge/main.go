@@ -3,7 +3,7 @@
 // recorded transcript, the request lines it read), makes one evosignal
 // session of each turn, and publishes the events to NATS JetStream or writes
 // them as JSON lines for `ingest -file`. The mapping is documented in
-// translate.go; `bridge -h` summarizes it.
+// package internal/adapter/skilllite; `bridge -h` summarizes it.
 package main
 
 import (

@@ -6,19 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/events"
 )
 
 const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
@@ -54,15 +49,10 @@ Examples:
 Flags:
 `
 
-// maxLineBytes bounds an input line; a longer one is reported and skipped.
-const maxLineBytes = 64 << 20
-
-var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 type options struct {
 	in, out, natsURL, prefix string
 	conn                     bus.ConnConfig
-	cfg                      translatorConfig
+	cfg                      skilllite.Config
 	logLevel, logFormat      string
 }
 
@@ -112,20 +102,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // validate reports every problem of the options at once, and fills in the
 // default source.
 func (o *options) validate() error {
-	var errs []error
-	switch {
-	case o.cfg.Agent == "":
-		errs = append(errs, errors.New("-agent is required"))
-	case !agentName.MatchString(o.cfg.Agent):
-		errs = append(errs, fmt.Errorf("-agent %q: want letters, digits, '_' or '-'", o.cfg.Agent))
-	default:
-		if o.cfg.Source == "" {
-			o.cfg.Source = o.cfg.Agent + "/bridge/" + hostSegment()
-		}
-		if err := checkSource(o.cfg.Source, o.cfg.Agent); err != nil {
-			errs = append(errs, err)
-		}
+	if o.cfg.Source == "" && o.cfg.Agent != "" {
+		o.cfg.Source = skilllite.DefaultSource(o.cfg.Agent)
 	}
+	errs := []error{o.cfg.Validate()}
 	switch {
 	case o.out == "" && o.natsURL == "":
 		errs = append(errs, errors.New("say where the events go: -out FILE (- for stdout) or -nats URL"))
@@ -138,37 +118,6 @@ func (o *options) validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// checkSource reports whether source is a valid event source of agent.
-func checkSource(source, agentName string) error {
-	if a := events.AgentOf(source); a != agentName {
-		return fmt.Errorf("-source %q: its first segment %q is not the -agent name %q", source, a, agentName)
-	}
-	_, err := events.New(source, "check", 1, events.SessionEnded, time.Now(), agent.SessionEnded{Outcome: events.OutcomeSuccess})
-	if ee := (*events.Error)(nil); errors.As(err, &ee) {
-		return fmt.Errorf("-source %q: %s", source, ee.Msg)
-	}
-	return err
-}
-
-// hostSegment is the host name as a source path segment: printable ASCII
-// without '/' or spaces.
-func hostSegment() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "unknown"
-	}
-	h = strings.Map(func(r rune) rune {
-		if r > ' ' && r <= '~' && r != '/' {
-			return r
-		}
-		return '-'
-	}, h)
-	if len(h) > 128 {
-		h = h[:128]
-	}
-	return h
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -196,8 +145,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	tr := newTranslator(o.cfg, out.sink, time.Now)
-	pumpErr := pump(ctx, tr, newLineReader(in, maxLineBytes), out, log)
+	tr := skilllite.NewTranslator(o.cfg, out.sink, time.Now)
+	readErr := tr.ReadLines(ctx, in, func(e *skilllite.LineError) {
+		log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
+	}, out.flush)
 	// Whatever stopped the input, end the open turn and deliver what was
 	// translated; after an interrupt too, within a bound.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -207,100 +158,5 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	c := tr.Stats()
 	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d ignored, %d malformed\n",
 		c.Lines, c.Events, c.Sessions, c.Ignored, c.Malformed)
-	return errors.Join(pumpErr, closeErr, outErr)
-}
-
-// pump feeds the input to tr line by line until it ends, ctx is done, or the
-// output fails. Malformed lines are logged and skipped.
-func pump(ctx context.Context, tr *translator, lr *lineReader, out *output, log *slog.Logger) error {
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("interrupted before line %d: %w", n, err)
-		}
-		raw, tooLong, err := lr.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read line %d: %w", n, err)
-		}
-		if tooLong {
-			err = tr.TooLong(n, maxLineBytes)
-		} else {
-			err = tr.Line(ctx, n, raw)
-		}
-		if le := (*lineError)(nil); errors.As(err, &le) {
-			log.Warn("malformed line skipped", "line", le.Line, "err", le.Err)
-		} else if err != nil {
-			return err
-		}
-		// Before waiting for more input, let what was emitted out: a live
-		// pipe should not sit on a full session's events.
-		if out.flush != nil && !lr.buffered() {
-			if err := out.flush(); err != nil {
-				return fmt.Errorf("write events: %w", err)
-			}
-		}
-	}
-}
-
-// output is where the events go.
-type output struct {
-	sink  agent.Sink
-	flush func() error                // writes out what is buffered; nil if nothing is
-	close func(context.Context) error // delivers the rest and releases
-}
-
-func openOutput(o *options, stdout io.Writer, log *slog.Logger) (*output, error) {
-	if o.out != "" {
-		return openJSONL(o.out, stdout)
-	}
-	nc, err := bus.Connect(o.conn, log)
-	if err != nil {
-		return nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("jetstream on %s: %w", o.natsURL, err)
-	}
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{Prefix: o.prefix})
-	if err != nil {
-		nc.Close()
-		return nil, err
-	}
-	return &output{sink: pub, close: func(ctx context.Context) error {
-		defer nc.Close()
-		if err := pub.Close(ctx); err != nil {
-			return fmt.Errorf("publish to %s: %w", pub.Subject(o.cfg.Source), err)
-		}
-		return nil
-	}}, nil
-}
-
-func openJSONL(name string, stdout io.Writer) (*output, error) {
-	if name == "-" {
-		w := agent.NewJSONLWriter(stdout)
-		return &output{sink: w, flush: w.Flush, close: func(context.Context) error {
-			if err := w.Flush(); err != nil {
-				return fmt.Errorf("write events: %w", err)
-			}
-			return nil
-		}}, nil
-	}
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	w := agent.NewJSONLWriter(f)
-	return &output{sink: w, flush: w.Flush, close: func(context.Context) error {
-		err := w.Flush()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("write events to %s: %w", name, err)
-		}
-		return nil
-	}}, nil
+	return errors.Join(readErr, closeErr, outErr)
 }

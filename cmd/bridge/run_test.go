@@ -11,15 +11,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
-const testSource = "skilllite/bridge/test-host"
+const (
+	fixtures   = "../../testdata/bridge"
+	testSource = "skilllite/bridge/test-host"
+)
 
 func types(evs []*events.Event) []events.Type {
 	var ts []events.Type
@@ -29,15 +36,44 @@ func types(evs []*events.Event) []events.Type {
 	return ts
 }
 
+func readFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// translatedTypes is the types of the events the adapter makes of fixture
+// name, translated in process: what the command must deliver.
+func translatedTypes(tb testing.TB, name string) []events.Type {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := agent.NewJSONLWriter(&buf)
+	tr := skilllite.NewTranslator(skilllite.Config{Agent: "skilllite", Source: testSource, AgentVersion: "unknown", Model: "unknown"}, w, time.Now)
+	ctx := context.Background()
+	if err := tr.ReadLines(ctx, bytes.NewReader(readFixture(tb, name)), nil, nil); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tr.Close(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return types(adaptertest.DecodeLines(tb, buf.Bytes()))
+}
+
 func TestRunWritesJSONLines(t *testing.T) {
 	var out, errOut bytes.Buffer
 	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "two_replans.jsonl"), "-out", "-"}
 	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
 		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
 	}
-	evs := decodeLines(t, out.Bytes())
-	checkSessions(t, evs, testSource)
-	want := types(translate(t, readFixture(t, "two_replans.jsonl")).events)
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	adaptertest.CheckSessions(t, evs, testSource)
+	want := translatedTypes(t, "two_replans.jsonl")
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Errorf("run wrote %v, want %v", got, want)
 	}
@@ -58,8 +94,8 @@ func TestRunReadsStdinReportsMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs := decodeLines(t, b)
-	checkSessions(t, evs, testSource)
+	evs := adaptertest.DecodeLines(t, b)
+	adaptertest.CheckSessions(t, evs, testSource)
 	if len(evs) != 4 {
 		t.Errorf("wrote %d events, want 4", len(evs))
 	}
@@ -113,8 +149,8 @@ func TestRunInterruptEndsOpenTurn(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("run = %v, want context.Canceled", err)
 	}
-	evs := decodeLines(t, out.Bytes())
-	checkSessions(t, evs, testSource)
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	adaptertest.CheckSessions(t, evs, testSource)
 	want := []string{
 		`started goal="Find the cause of the flaky TestUpload and fix it" agent=skilllite model=unknown tools=`,
 		`plan.created model tasks=[1 2 3]`,
@@ -122,7 +158,7 @@ func TestRunInterruptEndsOpenTurn(t *testing.T) {
 		`ended aborted replans=0 calls=1 failed=0 iterations=1`,
 	}
 	for i, e := range evs {
-		if got := render(t, e); i >= len(want) || !strings.HasPrefix(got, want[i]) {
+		if got := adaptertest.Render(t, e); i >= len(want) || !strings.HasPrefix(got, want[i]) {
 			t.Errorf("event %d = %s, want %s…", i+1, got, want[min(i, len(want)-1)])
 		}
 	}
@@ -169,8 +205,8 @@ func TestRunPublishesToJetStream(t *testing.T) {
 		}
 		evs = append(evs, e)
 	}
-	checkSessions(t, evs, testSource)
-	want := types(translate(t, readFixture(t, "shared_session_key.jsonl")).events)
+	adaptertest.CheckSessions(t, evs, testSource)
+	want := translatedTypes(t, "shared_session_key.jsonl")
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Errorf("stream holds %v, want %v", got, want)
 	}
@@ -227,9 +263,9 @@ func TestRunDefaultSource(t *testing.T) {
 	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
 		t.Fatalf("run(%q): %v", args, err)
 	}
-	evs := decodeLines(t, out.Bytes())
-	want := "skilllite/bridge/" + hostSegment()
-	checkSessions(t, evs, want)
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	want := skilllite.DefaultSource("skilllite")
+	adaptertest.CheckSessions(t, evs, want)
 }
 
 func TestHelpExplains(t *testing.T) {

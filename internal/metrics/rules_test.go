@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -162,37 +161,6 @@ func TestRuleSetVersion(t *testing.T) {
 	// One rule fewer: another version.
 	if ruleSetVersion(a.Rules[1:]) == a.Version {
 		t.Error("a rule fewer kept the version")
-	}
-}
-
-func TestSkillLite(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	tax := DefaultTaxonomy()
-	rs, err := LearnRules(context.Background(), src, Filter{}, tax, swapThresholds(), rulesNow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sl := rs.SkillLite(tax)
-	if len(sl) != 3 {
-		t.Fatalf("%d SkillLite rules, want 3", len(sl))
-	}
-	hints := []string{"grep", "grep", "grep"} // avoid and replace: the hint to use instead
-	for i, r := range sl {
-		if r.ID != rs.Rules[i].ID || r.Origin != "evolved" || !r.Mutable || !r.Reusable || r.TriggerCount != 0 ||
-			r.ToolHint != hints[i] || r.Instruction != rs.Rules[i].Instruction || r.ContextKeywords == nil {
-			t.Errorf("SkillLite rule %d: %+v", i, r)
-		}
-		if !reflect.DeepEqual(r.Keywords, tax.Keywords("coding")) {
-			t.Errorf("SkillLite rule %d keywords %v, want the coding keywords", i, r.Keywords)
-		}
-		if want := 50 + int(math.Round(40*rs.Rules[i].Confidence)); r.Priority != want || r.Effectiveness != rs.Rules[i].Confidence {
-			t.Errorf("SkillLite rule %d priority %d effectiveness %v, want %d %v", i, r.Priority, r.Effectiveness, want, rs.Rules[i].Confidence)
-		}
-	}
-	// A type the taxonomy does not list is its own keyword.
-	other := LearnedRules{Rules: []LearnedRule{{ID: "avoid:edit:x", Kind: RuleAvoid, TaskType: "edit", ToolHint: "x"}}}
-	if got := other.SkillLite(tax); !slices.Equal(got[0].Keywords, []string{"edit"}) || got[0].ToolHint != "" {
-		t.Errorf("unlisted type: %+v", got[0])
 	}
 }
 

@@ -1,102 +1,21 @@
-package main
+// Package adaptertest checks what an agent adapter emits: decodes its
+// events against the contract, checks the sessions' envelope, and shows
+// events one line each for tests to compare.
+package adaptertest
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
-const fixtures = "../../testdata/bridge"
-
-// testConfig is the translator configuration of the tests.
-var testConfig = translatorConfig{
-	Agent: "skilllite", Source: "skilllite/bridge/test-host", AgentVersion: "0.9.4", Model: "unknown",
-	Tools: []string{"complete_task", "update_task_plan"},
-}
-
-// testClock starts at 2026-03-02T00:00:00Z and advances one second a call.
-func testClock() func() time.Time {
-	at := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		at = at.Add(time.Second)
-		return at
-	}
-}
-
-// translated is what translating an input gave.
-type translated struct {
-	events []*events.Event // decoded from the JSON lines written
-	bad    []int           // line numbers reported malformed
-	stats  counts
-}
-
-// translate runs the translator over input and decodes every event it
-// wrote: each must pass events.Decode (the contract).
-func translate(tb testing.TB, input []byte) translated {
-	tb.Helper()
-	var buf bytes.Buffer
-	w := agent.NewJSONLWriter(&buf)
-	tr := newTranslator(testConfig, w, testClock())
-	var res translated
-	lr := newLineReader(bytes.NewReader(input), maxLineBytes)
-	ctx := context.Background()
-	for n := 1; ; n++ {
-		raw, tooLong, err := lr.next()
-		if err != nil {
-			break
-		}
-		if tooLong {
-			err = tr.TooLong(n, maxLineBytes)
-		} else {
-			err = tr.Line(ctx, n, raw)
-		}
-		var le *lineError
-		switch {
-		case errors.As(err, &le):
-			if le.Line != n {
-				tb.Fatalf("line %d reported as line %d", n, le.Line)
-			}
-			res.bad = append(res.bad, n)
-		case err != nil:
-			tb.Fatalf("line %d: %v", n, err)
-		}
-	}
-	if err := tr.Close(ctx); err != nil {
-		tb.Fatalf("Close: %v", err)
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	res.stats = tr.Stats()
-	res.events = decodeLines(tb, buf.Bytes())
-	if int64(len(res.events)) != res.stats.Events {
-		tb.Fatalf("%d events written, stats say %d", len(res.events), res.stats.Events)
-	}
-	return res
-}
-
-func readFixture(tb testing.TB, name string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtures, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
-// decodeLines decodes JSON lines of events; each must pass events.Decode.
-func decodeLines(tb testing.TB, b []byte) []*events.Event {
+// DecodeLines decodes JSON lines of events; each must pass events.Decode.
+func DecodeLines(tb testing.TB, b []byte) []*events.Event {
 	tb.Helper()
 	var evs []*events.Event
 	for i, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
@@ -112,11 +31,11 @@ func decodeLines(tb testing.TB, b []byte) []*events.Event {
 	return evs
 }
 
-// checkSessions checks the envelope of a stream of sessions: each session
+// CheckSessions checks the envelope of a stream of sessions: each session
 // (subject) is a fresh UUIDv7, numbered from seq 1 without gaps, starts with
 // agent.session.started and ends with agent.session.ended; every event has
 // a fresh UUIDv7 id and the source.
-func checkSessions(tb testing.TB, evs []*events.Event, source string) {
+func CheckSessions(tb testing.TB, evs []*events.Event, source string) {
 	tb.Helper()
 	seq := map[string]int64{}
 	ids := map[string]bool{}
@@ -157,8 +76,8 @@ func checkSessions(tb testing.TB, evs []*events.Event, source string) {
 	}
 }
 
-// render shows an event's type and key fields on one line.
-func render(tb testing.TB, e *events.Event) string {
+// Render shows an event's type and key fields on one line.
+func Render(tb testing.TB, e *events.Event) string {
 	tb.Helper()
 	p, err := e.Payload()
 	if err != nil {

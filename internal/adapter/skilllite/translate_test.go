@@ -1,13 +1,14 @@
-package main
+package skilllite
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 )
 
 func TestTranslateFixtures(t *testing.T) {
@@ -16,7 +17,7 @@ func TestTranslateFixtures(t *testing.T) {
 		file  string
 		want  []string
 		bad   []int // line numbers reported malformed
-		stats counts
+		stats Counts
 	}{
 		{
 			name: "turn without replan, timestamps give durations",
@@ -31,7 +32,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`task.completed 2 success calls=1`,
 				`ended success replans=0 calls=3 failed=0 iterations=3 ms=9500`,
 			},
-			stats: counts{Lines: 13, Events: 8, Sessions: 1, Ignored: 2},
+			stats: Counts{Lines: 13, Events: 8, Sessions: 1, Ignored: 2},
 		},
 		{
 			name: "two replans with reasons from update_task_plan",
@@ -59,7 +60,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`task.completed 4 success calls=1`,
 				`ended success replans=2 calls=10 failed=0 iterations=10 ms=28000`,
 			},
-			stats: counts{Lines: 29, Events: 19, Sessions: 1},
+			stats: Counts{Lines: 29, Events: 19, Sessions: 1},
 		},
 		{
 			name: "two turns sharing a session_key are two sessions",
@@ -75,7 +76,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`plan.created empty tasks=[]`,
 				`ended success replans=0 calls=0 failed=0 iterations=0 ms=3000`,
 			},
-			stats: counts{Lines: 12, Events: 9, Sessions: 2, Ignored: 1},
+			stats: Counts{Lines: 12, Events: 9, Sessions: 2, Ignored: 1},
 		},
 		{
 			name: "tool errors, field variants and a rejected replan",
@@ -95,7 +96,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`task.completed 2 partial_success calls=4 reported=partial_success summary="builds except x/exp"`,
 				`ended partial_success replans=1 calls=7 failed=4 iterations=7 ms=18000`,
 			},
-			stats: counts{Lines: 19, Events: 13, Sessions: 1},
+			stats: Counts{Lines: 19, Events: 13, Sessions: 1},
 		},
 		{
 			name: "stream cut mid-turn ends the session aborted",
@@ -108,7 +109,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`task.completed 1 success calls=2`,
 				`ended aborted replans=0 calls=2 failed=1 iterations=2 ms=5000`,
 			},
-			stats: counts{Lines: 6, Events: 6, Sessions: 1},
+			stats: Counts{Lines: 6, Events: 6, Sessions: 1},
 		},
 		{
 			name: "error event ends the session as failure; an error outside a turn is ignored",
@@ -119,7 +120,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`tool run_command task=1 hint=run_command failed error="no tool_result before the turn ended" kind=no_result`,
 				`ended failure replans=0 calls=1 failed=1 iterations=1 ms=3000`,
 			},
-			stats: counts{Lines: 5, Events: 4, Sessions: 1, Ignored: 1},
+			stats: Counts{Lines: 5, Events: 4, Sessions: 1, Ignored: 1},
 		},
 		{
 			name: "malformed lines are reported, skipped and counted",
@@ -131,7 +132,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`ended success replans=0 calls=1 failed=0 iterations=1 ms=5000`,
 			},
 			bad:   []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 19, 21},
-			stats: counts{Lines: 21, Events: 4, Sessions: 1, Malformed: 15},
+			stats: Counts{Lines: 21, Events: 4, Sessions: 1, Malformed: 15},
 		},
 		{
 			name: "unknown events and other requests are ignored",
@@ -143,7 +144,7 @@ func TestTranslateFixtures(t *testing.T) {
 				`task.completed 1 success calls=1`,
 				`ended success replans=0 calls=1 failed=0 iterations=1 ms=11000`,
 			},
-			stats: counts{Lines: 15, Events: 5, Sessions: 1, Ignored: 9},
+			stats: Counts{Lines: 15, Events: 5, Sessions: 1, Ignored: 9},
 		},
 		{
 			name: "events without request lines: goal from the plan, progress and replans from task_plan alone",
@@ -159,13 +160,13 @@ func TestTranslateFixtures(t *testing.T) {
 				`started goal="unknown" agent=skilllite model=unknown tools=complete_task,update_task_plan,weather,http_request`,
 				`ended success replans=0 calls=0 failed=0 iterations=0 ms=0`,
 			},
-			stats: counts{Lines: 10, Events: 9, Sessions: 2, Ignored: 1},
+			stats: Counts{Lines: 10, Events: 9, Sessions: 2, Ignored: 1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := translate(t, readFixture(t, tt.file))
-			checkSessions(t, res.events, testConfig.Source)
+			adaptertest.CheckSessions(t, res.events, testConfig.Source)
 			got := renderAll(t, res)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("translate(%s) =\n\t%s\nwant\n\t%s", tt.file, strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
@@ -285,146 +286,12 @@ func TestTranslateEdgeCases(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := translate(t, []byte(strings.Join(tt.lines, "\n")))
-			checkSessions(t, res.events, testConfig.Source)
+			adaptertest.CheckSessions(t, res.events, testConfig.Source)
 			if len(res.bad) > 0 {
 				t.Fatalf("lines %v reported malformed", res.bad)
 			}
 			if got := renderAll(t, res); !slices.Equal(got, tt.want) {
 				t.Errorf("translate =\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
-			}
-		})
-	}
-}
-
-func TestOutcomeOf(t *testing.T) {
-	none := plan{{ID: 1}, {ID: 2}}
-	some := plan{{ID: 1, Completed: true}, {ID: 2}}
-	all := plan{{ID: 1, Completed: true}, {ID: 2, Completed: true}}
-	tests := []struct {
-		name string
-		d    doneData
-		p    plan
-		want string
-	}{
-		{"completion_type wins", doneData{completionType: "Partial-Success", taskCompleted: true, hasTaskCompleted: true}, all, "partial_success"},
-		{"completion_type failed", doneData{completionType: "failed"}, all, "failure"},
-		{"completion_type cancelled", doneData{completionType: "cancelled"}, none, "aborted"},
-		{"completion_type timed out", doneData{completionType: "timed_out"}, none, "timeout"},
-		{"unknown completion_type falls back", doneData{completionType: "max_iterations", taskCompleted: true, hasTaskCompleted: true}, none, "success"},
-		{"task_completed false, some done", doneData{hasTaskCompleted: true}, some, "partial_success"},
-		{"task_completed false, none done", doneData{hasTaskCompleted: true}, none, "failure"},
-		{"task_completed false, no plan", doneData{hasTaskCompleted: true}, nil, "failure"},
-		{"nothing said, all done", doneData{}, all, "success"},
-		{"nothing said, no plan", doneData{}, nil, "success"},
-		{"nothing said, some done", doneData{}, some, "partial_success"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := outcomeOf(tt.d, tt.p); string(got) != tt.want {
-				t.Fatalf("outcomeOf(%+v, %v) = %s, want %s", tt.d, tt.p, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestParseLineVariants(t *testing.T) {
-	tests := []struct {
-		name    string
-		line    string
-		wantErr string // a substring of the error; "" for none
-		kind    lineKind
-		isError bool
-		text    string
-	}{
-		{name: "is_error true", line: `{"event":"tool_result","data":{"name":"x","result":"r","is_error":true}}`, kind: kindToolResult, isError: true, text: "r"},
-		{name: "success false", line: `{"event":"tool_result","data":{"name":"x","content":"c","success":false}}`, kind: kindToolResult, isError: true, text: "c"},
-		{name: "ok true", line: `{"event":"tool_result","data":{"tool_name":"x","output":"o","ok":true}}`, kind: kindToolResult, text: "o"},
-		{name: "error member", line: `{"event":"tool_result","data":{"name":"x","error":"e"}}`, kind: kindToolResult, isError: true, text: "e"},
-		{name: "empty error member", line: `{"event":"tool_result","data":{"name":"x","result":"r","error":""}}`, kind: kindToolResult, text: "r"},
-		{name: "flag beats error member", line: `{"event":"tool_result","data":{"name":"x","error":"e","is_error":false}}`, kind: kindToolResult},
-		{name: "result object as JSON", line: `{"event":"tool_result","data":{"name":"x","result":{"a":1},"is_error":true}}`, kind: kindToolResult, isError: true, text: `{"a":1}`},
-		{name: "no flag at all", line: `{"event":"tool_result","data":{"name":"x"}}`, kind: kindToolResult},
-		{name: "flag of the wrong type", line: `{"event":"tool_result","data":{"name":"x","success":"yes"}}`, wantErr: "data.success: want a boolean, got string"},
-		{name: "name of the wrong type", line: `{"event":"tool_result","data":{"name":1}}`, wantErr: "data.name: want a string, got number"},
-		{name: "arguments as a number", line: `{"event":"tool_call","data":{"name":"x","arguments":1}}`, wantErr: "data.arguments: want an object or a string, got number"},
-		{name: "arguments not JSON", line: `{"event":"tool_call","data":{"name":"x","arguments":"{oops"}}`, kind: kindToolCall},
-		{name: "tool_call without a name", line: `{"event":"tool_call","data":{"arguments":{}}}`, wantErr: "data.name: missing tool name"},
-		{name: "task id as a float", line: `{"event":"task_progress","data":{"task_id":2.0}}`, kind: kindTaskProgress},
-		{name: "task id fractional", line: `{"event":"task_progress","data":{"task_id":2.5}}`, wantErr: "data.task_id: want an integer ≥ 1, got 2.5"},
-		{name: "task id too large", line: `{"event":"task_progress","data":{"task_id":9007199254740992}}`, wantErr: "want an integer ≥ 1"},
-		{name: "tasks not objects", line: `{"event":"task_plan","data":{"tasks":[1]}}`, wantErr: "data.tasks[0]: want an object, got number"},
-		{name: "task without id", line: `{"event":"task_plan","data":{"tasks":[{"description":"d"}]}}`, wantErr: "data.tasks[0].id: missing"},
-		{name: "hint of the wrong type", line: `{"event":"task_plan","data":{"tasks":[{"id":1,"tool_hint":3}]}}`, wantErr: "data.tasks[0].tool_hint: want a string, got number"},
-		{name: "data not an object", line: `{"event":"done","data":[]}`, wantErr: "data: want an object, got array"},
-		{name: "data absent", line: `{"event":"done"}`, kind: kindDone},
-		{name: "error message of any shape", line: `{"event":"error","data":{"message":{"code":1}}}`, kind: kindError},
-		{name: "params not an object", line: `{"method":"agent_chat","params":"hi"}`, wantErr: "params: want an object, got string"},
-		{name: "message of the wrong type", line: `{"method":"agent_chat","params":{"message":5}}`, wantErr: "params.message: want a string, got number"},
-		{name: "model of the wrong type", line: `{"method":"agent_chat","params":{"message":"m","config":{"model":1}}}`, wantErr: "params.config.model: want a string"},
-		{name: "another method", line: `{"method":"confirm","params":{"approved":true}}`, kind: kindOtherRequest},
-		{name: "method not a string", line: `{"method":true}`, wantErr: "method: want a string, got boolean"},
-		{name: "trailing garbage", line: `{"event":"done"} x`, wantErr: "not JSON"},
-		{name: "two objects", line: `{}{}`, wantErr: "not JSON"},
-		{name: "null", line: `null`, wantErr: "want a JSON object, got null"},
-		{name: "bad time", line: `{"ts":true,"event":"done"}`, wantErr: "ts: want a string or a number, got boolean"},
-		{name: "blank", line: " \t", kind: kindBlank},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l, err := parseLine([]byte(tt.line))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("parseLine(%s) error = %v, want one containing %q", tt.line, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parseLine(%s) error = %v", tt.line, err)
-			}
-			if l.kind != tt.kind || l.res.isError != tt.isError || l.res.text != tt.text {
-				t.Fatalf("parseLine(%s) = kind %d, is_error %v, text %q; want %d, %v, %q", tt.line, l.kind, l.res.isError, l.res.text, tt.kind, tt.isError, tt.text)
-			}
-		})
-	}
-}
-
-func TestLineReaderSkipsLongLines(t *testing.T) {
-	in := "short\n" + strings.Repeat("x", 100) + "\r\n" + strings.Repeat("y", 40) + "\nlast"
-	// A 16-byte buffer makes bufio hand the long lines over in fragments.
-	lr := &lineReader{r: bufio.NewReaderSize(strings.NewReader(in), 16), max: 50}
-	var got []string
-	for {
-		line, tooLong, err := lr.next()
-		if err != nil {
-			break
-		}
-		if tooLong {
-			got = append(got, "<too long>")
-			continue
-		}
-		got = append(got, string(line))
-	}
-	if want := []string{"short", "<too long>", strings.Repeat("y", 40), "last"}; !slices.Equal(got, want) {
-		t.Fatalf("lines = %q, want %q", got, want)
-	}
-}
-
-func TestTruncate(t *testing.T) {
-	tests := []struct {
-		name string
-		s    string
-		n    int
-		want string
-	}{
-		{"short", "abc", 5, "abc"},
-		{"exact", "abc", 3, "abc"},
-		{"cut", "abcdef", 3, "abc"},
-		{"runes, not bytes", "ééééé", 2, "éé"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := truncate(tt.s, tt.n); got != tt.want {
-				t.Fatalf("truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 			}
 		})
 	}
@@ -450,15 +317,6 @@ func FuzzTranslate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
 		res := translate(t, input)
-		checkSessions(t, res.events, testConfig.Source)
+		adaptertest.CheckSessions(t, res.events, testConfig.Source)
 	})
-}
-
-func renderAll(tb testing.TB, res translated) []string {
-	tb.Helper()
-	var got []string
-	for _, e := range res.events {
-		got = append(got, render(tb, e))
-	}
-	return got
 }

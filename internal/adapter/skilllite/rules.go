@@ -1,11 +1,15 @@
-package metrics
+package skilllite
 
-import "math"
+import (
+	"math"
 
-// SkillLiteRule is one entry of the seed agent's (SkillLite) rules.json, an
-// array of planning rules the agent matches against the user's request by
-// keyword and adds to its planning prompt.
-type SkillLiteRule struct {
+	"github.com/evosignal/evosignal/internal/metrics"
+)
+
+// Rule is one entry of SkillLite's rules.json, an array of planning rules
+// the agent matches against the user's request by keyword and adds to its
+// planning prompt.
+type Rule struct {
 	ID       string `json:"id"`
 	Priority int    `json:"priority"`
 	// Keywords are the literal keywords of the rule's task type in the
@@ -25,22 +29,23 @@ type SkillLiteRule struct {
 	TriggerCount  int64   `json:"trigger_count"`
 }
 
-// SkillLite returns rs in the seed agent's rules.json format, with origin
-// "evolved" so that the agent may revise them (mutable, reusable), and
-// priority 50 + 40 × confidence, rounded: from 50 to 90, below the seed's
-// hand-written rules of the highest priority.
-func (rs *LearnedRules) SkillLite(tax *Taxonomy) []SkillLiteRule {
-	out := make([]SkillLiteRule, 0, len(rs.Rules))
+// Rules returns rs in SkillLite's rules.json format, with origin "evolved"
+// so that the agent may revise them (mutable, reusable), and priority
+// 50 + 40 × confidence, rounded: from 50 to 90, below the seed's
+// hand-written rules of the highest priority. A rule's keywords are those
+// of its task type in tax.
+func Rules(rs *metrics.LearnedRules, tax *metrics.Taxonomy) []Rule {
+	out := make([]Rule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		kw := tax.Keywords(r.TaskType)
 		if len(kw) == 0 {
 			kw = []string{r.TaskType}
 		}
 		hint := r.ToolHint
-		if r.Kind != RulePrefer {
+		if r.Kind != metrics.RulePrefer {
 			hint = r.Instead
 		}
-		out = append(out, SkillLiteRule{
+		out = append(out, Rule{
 			ID:              r.ID,
 			Priority:        50 + int(math.Round(40*r.Confidence)),
 			Keywords:        append([]string(nil), kw...),

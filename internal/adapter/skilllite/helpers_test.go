@@ -1,0 +1,102 @@
+package skilllite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/events"
+)
+
+const fixtures = "../../../testdata/bridge"
+
+// testConfig is the translator configuration of the tests.
+var testConfig = Config{
+	Agent: "skilllite", Source: "skilllite/bridge/test-host", AgentVersion: "0.9.4", Model: "unknown",
+	Tools: []string{"complete_task", "update_task_plan"},
+}
+
+// testClock starts at 2026-03-02T00:00:00Z and advances one second a call.
+func testClock() func() time.Time {
+	at := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		at = at.Add(time.Second)
+		return at
+	}
+}
+
+// translated is what translating an input gave.
+type translated struct {
+	events []*events.Event // decoded from the JSON lines written
+	bad    []int           // line numbers reported malformed
+	stats  Counts
+}
+
+// translate runs the translator over input and decodes every event it
+// wrote: each must pass events.Decode (the contract).
+func translate(tb testing.TB, input []byte) translated {
+	tb.Helper()
+	var buf bytes.Buffer
+	w := agent.NewJSONLWriter(&buf)
+	tr := NewTranslator(testConfig, w, testClock())
+	var res translated
+	lr := newLineReader(bytes.NewReader(input), MaxLineBytes)
+	ctx := context.Background()
+	for n := 1; ; n++ {
+		raw, tooLong, err := lr.next()
+		if err != nil {
+			break
+		}
+		if tooLong {
+			err = tr.tooLong(n, MaxLineBytes)
+		} else {
+			err = tr.Line(ctx, n, raw)
+		}
+		var le *LineError
+		switch {
+		case errors.As(err, &le):
+			if le.Line != n {
+				tb.Fatalf("line %d reported as line %d", n, le.Line)
+			}
+			res.bad = append(res.bad, n)
+		case err != nil:
+			tb.Fatalf("line %d: %v", n, err)
+		}
+	}
+	if err := tr.Close(ctx); err != nil {
+		tb.Fatalf("Close: %v", err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	res.stats = tr.Stats()
+	res.events = adaptertest.DecodeLines(tb, buf.Bytes())
+	if int64(len(res.events)) != res.stats.Events {
+		tb.Fatalf("%d events written, stats say %d", len(res.events), res.stats.Events)
+	}
+	return res
+}
+
+func readFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func renderAll(tb testing.TB, res translated) []string {
+	tb.Helper()
+	var got []string
+	for _, e := range res.events {
+		got = append(got, adaptertest.Render(tb, e))
+	}
+	return got
+}
