@@ -76,10 +76,14 @@ type matching struct {
 // the earlier tiers left unpaired:
 //
 //  1. with given ids (hasIDs): same id and same normalised description;
-//  2. the same description, exactly;
-//  3. the same normalised description;
+//  2. without given ids: the same description, exactly;
+//  3. without given ids: the same normalised description;
 //  4. a similar description: similarity ≥ threshold (with given ids, only
 //     between tasks of the same id).
+//
+// With given ids a task is its id: a description listed again under another
+// id is a new task (the agent renumbered it), so that every id a Result
+// carries names the task the agent's own list gives it.
 //
 // In tiers 2 and 3 a new task first takes the earlier task at its own
 // position, else the first unpaired earlier task. In tier 4 the most
@@ -130,8 +134,10 @@ func match(prev, next []Task, hasIDs bool, threshold float64) matching {
 			}
 		}
 	}
-	equalTier(tierExact, func(i, j int) bool { return prev[i].Description == next[j].Description })
-	equalTier(tierNorm, func(i, j int) bool { return normPrev[i] == normNext[j] })
+	if !hasIDs {
+		equalTier(tierExact, func(i, j int) bool { return prev[i].Description == next[j].Description })
+		equalTier(tierNorm, func(i, j int) bool { return normPrev[i] == normNext[j] })
+	}
 
 	type candidate struct {
 		i, j int
