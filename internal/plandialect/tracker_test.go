@@ -99,6 +99,14 @@ func TestTracker(t *testing.T) {
 			{plan: todos("[ ] " + T), want: "progressed tasks=1:" + T + " removed=2"},
 			{plan: todos("[ ] "+T, "[ ] "+T), want: "replanned #1 tasks=1:" + T + ",3:" + T + " added=3"},
 		}},
+		{name: "duplicates: the copy at the same place stays", steps: []step{
+			{plan: todos("[ ] "+T, "[ ] "+T), want: "created tasks=1:" + T + ",2:" + T + " added=1,2"},
+			{plan: todos("[ ] "+D, "[ ] "+T), want: "replanned #1 tasks=3:" + D + ",2:" + T + " dropped=1 added=3"},
+		}},
+		{name: "the same text beats the same words spelled otherwise", steps: []step{
+			{plan: todos("[ ] Run tests", "[x] run tests!"), want: "created tasks=1:Run tests,2x:run tests! added=1,2 completed=2"},
+			{plan: todos("[x] run tests!", "[ ] Run tests"), want: "unchanged tasks=2x:run tests!,1:Run tests"},
+		}},
 		{name: "a task split into two: the closer half keeps the id", steps: []step{
 			{plan: todos("[ ] Write tests and docs"), want: "created tasks=1:Write tests and docs added=1"},
 			{plan: todos("[ ] Write tests", "[ ] Write docs"), want: "replanned #1 tasks=1:Write tests,2:Write docs added=2 reworded=1"},
@@ -106,6 +114,10 @@ func TestTracker(t *testing.T) {
 		{name: "two tasks merged: one is reworded, the other dropped", steps: []step{
 			{plan: todos("[ ] Write tests", "[ ] Write docs"), want: "created tasks=1:Write tests,2:Write docs added=1,2"},
 			{plan: todos("[ ] Write tests and docs"), want: "replanned #1 tasks=1:Write tests and docs dropped=2 reworded=1"},
+		}},
+		{name: "two tasks merged at the place of the second: it keeps its id", steps: []step{
+			{plan: todos("[ ] Write tests", "[ ] Write docs"), want: "created tasks=1:Write tests,2:Write docs added=1,2"},
+			{plan: todos("[ ] Set up CI", "[ ] Write tests and docs"), want: "replanned #1 tasks=3:Set up CI,2:Write tests and docs dropped=1 added=3 reworded=2"},
 		}},
 		{name: "a new task already completed", steps: []step{
 			{plan: todos("[ ] " + R), want: "created tasks=1:" + R + " added=1"},
