@@ -65,3 +65,26 @@ func TestPlanUpdatedRejected(t *testing.T) {
 		t.Fatalf("PlanCreated of an empty plan: origin %q, want empty", c.Origin)
 	}
 }
+
+func TestSnapshotOfAndEvent(t *testing.T) {
+	hint := "file_read"
+	in := []events.Task{
+		{ID: 4, Description: "Read config", ToolHint: &hint, Completed: true},
+		{ID: 7, Description: "Run tests"},
+	}
+	p := SnapshotOf(in)
+	if got, want := plan(p), `ids=true revision=false reason="" tasks=4x:Read config@file_read,7:Run tests`; got != want {
+		t.Fatalf("SnapshotOf = %s, want %s", got, want)
+	}
+	out := EventTasks(p.Tasks)
+	for i := range in {
+		a, b := in[i], out[i]
+		if a.ID != b.ID || a.Description != b.Description || a.Completed != b.Completed || (a.ToolHint == nil) != (b.ToolHint == nil) ||
+			(a.ToolHint != nil && *a.ToolHint != *b.ToolHint) {
+			t.Fatalf("EventTasks(SnapshotOf(x))[%d] = %+v, want %+v", i, b, a)
+		}
+	}
+	if got := (Task{ID: 1, Description: "x", Status: InProgress}).Event(); got.Completed || got.ToolHint != nil {
+		t.Fatalf("Event of an in-progress task without hint = %+v, want not completed, null hint", got)
+	}
+}
