@@ -231,13 +231,12 @@ func (t *Tracker) compare(p Plan) Result {
 	tasks := slices.Clone(p.Tasks)
 	var r Result
 	for j := range tasks {
-		i := m.prevOf[j]
-		if i >= 0 && !p.HasIDs {
+		switch i := m.prevOf[j]; {
+		case p.HasIDs:
+		case i >= 0:
 			tasks[j].ID = prev[i].ID
-		}
-		if i < 0 && !p.HasIDs {
-			t.maxID++
-			tasks[j].ID = t.maxID
+		default:
+			tasks[j].ID = t.maxID + 1
 		}
 		t.maxID = max(t.maxID, tasks[j].ID)
 	}
