@@ -16,7 +16,9 @@ import (
 // ErrMigrationChanged is returned by Open when a migration the database
 // applied no longer has the text it had: migrations are never edited once
 // committed, so either this binary or the database comes from an edited
-// history. The error names the migration and both checksums.
+// history. The error names the migration and both checksums; for a
+// database written before checksums were recorded, the migration and how
+// its tables differ from those the embedded text builds.
 var ErrMigrationChanged = errors.New("applied migration changed")
 
 // migrate brings the database's schema up to date: it checks the recorded
