@@ -2,8 +2,16 @@
 // embedded into the binaries. A researcher can run the same files in any
 // DuckDB client against a database the ingester wrote.
 //
-//   - migrations/NNNN_name.sql create and evolve the schema; they are applied
-//     in order and recorded in schema_migrations.
+//   - migrations/NNNN_name.sql create and alter tables; they are applied in
+//     order, recorded in schema_migrations with the checksum of their text,
+//     and never edited once committed (the store refuses a database whose
+//     recorded checksum no longer matches). migrate/*.sql are the
+//     migrator's own statements.
+//   - views/*.sql define the views (analysis facts, session signals): each
+//     a CREATE OR REPLACE VIEW, all applied on every writable open, after
+//     the migrations and in the order of Views, so a fix to a definition
+//     reaches every database. Some migrations created views too (0001-0003,
+//     before views/ existed): views/ holds their current definitions.
 //   - derive/*.sql fill the typed tables from the rows of batch_events, a view
 //     or table with the columns of events: the ingester runs them on each
 //     batch it commits, and a rebuild runs them over the whole events table.
@@ -14,7 +22,9 @@
 package queries
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"path"
@@ -24,14 +34,22 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql include/*.sql
+//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql include/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.
 type Migration struct {
-	Version int
-	Name    string
-	SQL     string
+	Version  int
+	Name     string
+	File     string // e.g. migrations/0001_init.sql
+	SQL      string
+	Checksum string // hex sha256 of SQL, as schema_migrations records it
+}
+
+// Checksum is the checksum of a migration's text: its hex sha256.
+func Checksum(sql string) string {
+	sum := sha256.Sum256([]byte(sql))
+	return hex.EncodeToString(sum[:])
 }
 
 // Migrations returns the embedded migrations ordered by version. File names
@@ -59,9 +77,49 @@ func Migrations() ([]Migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
+		out = append(out, Migration{Version: v, Name: name, File: n, SQL: string(b), Checksum: Checksum(string(b))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	return out, nil
+}
+
+// viewOrder is the order in which the views are (re)created: a view comes
+// after the views it reads. Every file of views/ is listed once (Views
+// checks it).
+var viewOrder = []string{
+	"sessions",
+	"tool_call_tasks",
+	"session_facts_pending", // reads facts_pending and the typed tables
+	"task_facts_pending",    // reads session_facts_pending
+	"session_facts",         // session_facts_stored + session_facts_pending
+	"task_facts",            // task_facts_stored + task_facts_pending
+	"session_signals",       // reads session_facts
+}
+
+// Views returns the view definitions of views/ in the order they are to be
+// created. A file missing from the order, or an order entry without a file,
+// is an error.
+func Views() ([]Named, error) {
+	all, err := dir("views")
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Named, len(all))
+	for _, n := range all {
+		byName[strings.TrimSuffix(path.Base(n.File), ".sql")] = n
+	}
+	out := make([]Named, 0, len(viewOrder))
+	for _, v := range viewOrder {
+		n, ok := byName[v]
+		if !ok {
+			return nil, fmt.Errorf("queries: view %s is in the order but views/%s.sql does not exist", v, v)
+		}
+		out = append(out, n)
+		delete(byName, v)
+	}
+	for v := range byName {
+		return nil, fmt.Errorf("queries: views/%s.sql is not in the view order (queries.go viewOrder)", v)
+	}
 	return out, nil
 }
 
@@ -102,8 +160,49 @@ func MustRead(name string) string {
 	return string(b)
 }
 
-// includeMark starts a line that Expand replaces with the named file.
+// includeMark starts a line that Expand replaces with the named file. This
+// file is the only place that reads it: other packages ask Includes,
+// Fragments or Expand.
 const includeMark = "-- @include "
+
+// includeOf returns the path a line includes, if it is an include line.
+func includeOf(line string) (string, bool) {
+	inc, ok := strings.CutPrefix(strings.TrimSpace(line), includeMark)
+	return strings.TrimSpace(inc), ok
+}
+
+// Includes returns the paths the embedded file name includes directly, in
+// order of appearance.
+func Includes(name string) ([]string, error) {
+	b, err := FS.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("queries: %w", err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if inc, ok := includeOf(l); ok {
+			out = append(out, inc)
+		}
+	}
+	return out, nil
+}
+
+// Fragments returns the embedded files that another embedded file
+// includes: pieces of statements, not statements of their own.
+func Fragments() (map[string]bool, error) {
+	out := map[string]bool{}
+	err := fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(p) != ".sql" {
+			return err
+		}
+		incs, err := Includes(p)
+		for _, inc := range incs {
+			out[inc] = true
+		}
+		return err
+	})
+	return out, err
+}
 
 // Expand returns the embedded file name with every "-- @include PATH" line
 // replaced by the (expanded) file PATH. A missing file or an include cycle
@@ -120,11 +219,11 @@ func expand(name string, stack []string) (string, error) {
 	}
 	lines := strings.SplitAfter(string(b), "\n")
 	for i, l := range lines {
-		inc, ok := strings.CutPrefix(strings.TrimSpace(l), includeMark)
+		inc, ok := includeOf(l)
 		if !ok {
 			continue
 		}
-		frag, err := expand(strings.TrimSpace(inc), append(stack, name))
+		frag, err := expand(inc, append(stack, name))
 		if err != nil {
 			return "", err
 		}

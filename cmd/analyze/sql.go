@@ -14,7 +14,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -241,9 +240,6 @@ func paramJSON(v string) json.RawMessage {
 	return b
 }
 
-// includeLine is how an analysis query includes a fragment.
-var includeLine = regexp.MustCompile(`(?m)^[ \t]*-- @include analyze/([A-Za-z0-9_]+\.sql)[ \t]*$`)
-
 // namedQuery reads queries/analyze/NAME.sql with its includes in place.
 func namedQuery(name string) (string, error) {
 	name = strings.TrimSuffix(name, ".sql")
@@ -267,20 +263,23 @@ func analysisQueries() (map[string]string, map[string]bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	included, err := queries.Fragments()
+	if err != nil {
+		return nil, nil, err
+	}
 	names, fragments := map[string]string{}, map[string]bool{}
 	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".sql")
+		if included[f] {
+			fragments[name] = true
+			continue
+		}
 		b, err := fs.ReadFile(queries.FS, f)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, m := range includeLine.FindAllStringSubmatch(string(b), -1) {
-			fragments[strings.TrimSuffix(m[1], ".sql")] = true
-		}
 		first, _, _ := strings.Cut(string(b), "\n")
-		names[strings.TrimSuffix(path.Base(f), ".sql")] = strings.TrimSpace(strings.TrimPrefix(first, "--"))
-	}
-	for f := range fragments {
-		delete(names, f)
+		names[name] = strings.TrimSpace(strings.TrimPrefix(first, "--"))
 	}
 	return names, fragments, nil
 }

@@ -4,25 +4,22 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 
 	"github.com/evosignal/evosignal/queries"
 )
 
-// typesFragment is the file holding the one definition of a task's type,
-// and includeTypes the line by which an analysis query includes it.
-const (
-	typesFragment = "analyze/mappings_task_types.sql"
-	includeTypes  = "-- @include analyze/mappings_task_types.sql"
-)
+// typesFragment is the file holding the one definition of a task's type.
+const typesFragment = "analyze/mappings_task_types.sql"
 
 // typedQuery returns the embedded analysis query name with the task-type
 // fragment in place of its include line (queries.Expand). Both are
-// constant files, so the text is assembled from no input; a query without
-// the line is a bug (tests run every query).
+// constant files, so the text is assembled from no input; a query that does
+// not include the fragment is a bug (tests run every query).
 func typedQuery(name string) string {
-	if !strings.Contains(queries.MustRead(name), includeTypes) {
-		panic(fmt.Sprintf("metrics: %s does not include %s", name, typesFragment))
+	if incs, err := queries.Includes(name); err != nil || !slices.Contains(incs, typesFragment) {
+		panic(fmt.Sprintf("metrics: %s does not include %s (%v)", name, typesFragment, err))
 	}
 	return queries.MustExpand(name)
 }

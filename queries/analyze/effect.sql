@@ -7,6 +7,8 @@
 -- same window [$since, $until). A stratum in which either arm is empty is
 -- left out: its treated sessions are counted in unmatched_sessions. The arms
 -- are pooled over the remaining strata.
+-- The session signals compared (success, first_try_success, replanned) are
+-- defined in views/session_signals.sql.
 -- Parameters: as replans.sql.
 WITH s AS (
     SELECT *,
@@ -18,17 +20,14 @@ WITH s AS (
                 THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS g_day,
            CASE WHEN list_contains($by, 'week')
                 THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS g_week,
-           CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS g_ruleset,
-           outcome = 'success'                          AS success,
-           outcome = 'success' AND replan_attempts = 0  AS first_try,
-           valid_replans > 0                            AS replanned
-    FROM session_facts
+           CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS g_ruleset
+    FROM session_signals
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
       AND ($model IS NULL OR model = $model)
       AND ($task_type IS NULL OR task_type = $task_type)
-      AND coalesce(ended, false)
+      AND ended
 ), applied AS (
     SELECT DISTINCT 'ruleset' AS kind, ruleset AS id, session FROM s WHERE ruleset IS NOT NULL
     UNION
@@ -39,7 +38,7 @@ WITH s AS (
            agent AS st_agent, task_type AS st_task_type,
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
-           count(*) FILTER (WHERE first_try)  AS k_first_try,
+           count(*) FILTER (WHERE first_try_success) AS k_first_try,
            count(*) FILTER (WHERE replanned)  AS k_replanned
     FROM s GROUP BY ALL
 ), treated AS (
@@ -48,7 +47,7 @@ WITH s AS (
            agent AS st_agent, task_type AS st_task_type,
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
-           count(*) FILTER (WHERE first_try)  AS k_first_try,
+           count(*) FILTER (WHERE first_try_success) AS k_first_try,
            count(*) FILTER (WHERE replanned)  AS k_replanned
     FROM applied a JOIN s USING (session)
     WHERE a.id IS NOT NULL

@@ -10,14 +10,15 @@
 -- $task_type (the resolved type below; NULL = all), and the taxonomy:
 -- $tax_types and $tax_patterns (parallel lists, one RE2 pattern per type,
 -- matched against lower(description); the first match in list order wins)
--- and $tax_fallback (the type of a description nothing matches). At most
--- 32 types are read.
+-- and $tax_fallback (the type of a description nothing matches), and
+-- $tax_id (the taxonomy's id: the stored classification serves when
+-- facts_classifier records the same). At most 32 types are read.
 --
 -- A task's type is, in order: the task's own task_type, the session's
 -- task_type, the taxonomy's classification of its description, the
 -- fallback. type_source says which one it was.
 --
--- Facts: the rows of task_facts (migrations/0003_stored_facts.sql says
+-- Facts: the rows of task_facts (views/task_facts_pending.sql says
 -- what each fact is: call, planned, dropped, stripped, completed), with
 -- their sessions' attributes. tt_joined and tt_typed are NOT MATERIALIZED:
 -- a query that reads them twice scans task_facts twice, each scan filtered

@@ -3,15 +3,16 @@
 -- $task_type (VARCHAR; NULL = no filter), $by (VARCHAR[]: the grouping
 -- dimensions). A session is in the window when it started in
 -- [$since, $until). Replans are counted from agent.plan.updated events
--- (session_facts), not from the agents' own reports. Every count except
--- open_sessions is over ended sessions; a session with no
--- agent.session.ended (still running, or its agent died) is open.
+-- (session_facts), not from the agents' own reports. The session signals
+-- (ended, success, first_try_success, replanned, over_cap,
+-- reported_replans_mismatch) are defined in views/session_signals.sql.
+-- Every count except open_sessions is over ended sessions; a session with
+-- no agent.session.ended (still running, or its agent died) is open.
 -- day and week are UTC dates (week: the Monday), whatever the client's
 -- TimeZone setting.
 WITH s AS (
-    SELECT *,
-           coalesce(ended, false) AS is_ended -- NULL when neither start nor end was seen
-    FROM session_facts
+    SELECT *
+    FROM session_signals
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
@@ -39,32 +40,32 @@ SELECT
     CASE WHEN list_contains($by, 'week')
          THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
     CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS ruleset,
-    count(*) FILTER (WHERE is_ended)                                                AS sessions,
-    count(*) FILTER (WHERE NOT is_ended)                                            AS open_sessions,
-    count(*) FILTER (WHERE is_ended AND valid_replans > 0)                          AS replanned,
-    CAST(coalesce(sum(valid_replans) FILTER (WHERE is_ended), 0) AS BIGINT)         AS valid_replans,
-    count(*) FILTER (WHERE is_ended AND outcome = 'success' AND replan_attempts = 0) AS first_try_successes,
-    count(*) FILTER (WHERE is_ended AND outcome = 'success')                        AS successes,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 0)                          AS n_0,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 0 AND outcome = 'success')  AS s_0,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 1)                          AS n_1,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 1 AND outcome = 'success')  AS s_1,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 2)                          AS n_2,
-    count(*) FILTER (WHERE is_ended AND valid_replans = 2 AND outcome = 'success')  AS s_2,
-    count(*) FILTER (WHERE is_ended AND valid_replans >= 3)                         AS n_3plus,
-    count(*) FILTER (WHERE is_ended AND valid_replans >= 3 AND outcome = 'success') AS s_3plus,
-    count(*) FILTER (WHERE is_ended AND over_cap)                                   AS over_cap_sessions,
-    CAST(coalesce(sum(invalid_replans) FILTER (WHERE is_ended), 0) AS BIGINT)       AS invalid_replans,
-    CAST(coalesce(sum(t_model) FILTER (WHERE is_ended), 0) AS BIGINT)               AS trigger_model,
-    CAST(coalesce(sum(t_depth_limit) FILTER (WHERE is_ended), 0) AS BIGINT)         AS trigger_depth_limit,
-    CAST(coalesce(sum(t_tool_failures) FILTER (WHERE is_ended), 0) AS BIGINT)       AS trigger_tool_failures,
-    CAST(coalesce(sum(t_no_progress) FILTER (WHERE is_ended), 0) AS BIGINT)         AS trigger_no_progress,
-    CAST(coalesce(sum(t_user) FILTER (WHERE is_ended), 0) AS BIGINT)                AS trigger_user,
-    CAST(coalesce(sum(stripped_hints) FILTER (WHERE is_ended), 0) AS BIGINT)        AS stripped_hints,
-    count(*) FILTER (WHERE is_ended AND reported_replans IS DISTINCT FROM replan_attempts) AS reported_mismatch,
-    count(*) FILTER (WHERE is_ended AND first_replan_at IS NOT NULL)                AS with_first_replan,
+    count(*) FILTER (WHERE ended)                                                   AS sessions,
+    count(*) FILTER (WHERE NOT ended)                                               AS open_sessions,
+    count(*) FILTER (WHERE ended AND replanned)                                     AS replanned,
+    CAST(coalesce(sum(valid_replans) FILTER (WHERE ended), 0) AS BIGINT)            AS valid_replans,
+    count(*) FILTER (WHERE ended AND first_try_success)                             AS first_try_successes,
+    count(*) FILTER (WHERE ended AND success)                                       AS successes,
+    count(*) FILTER (WHERE ended AND valid_replans = 0)                             AS n_0,
+    count(*) FILTER (WHERE ended AND valid_replans = 0 AND success)                 AS s_0,
+    count(*) FILTER (WHERE ended AND valid_replans = 1)                             AS n_1,
+    count(*) FILTER (WHERE ended AND valid_replans = 1 AND success)                 AS s_1,
+    count(*) FILTER (WHERE ended AND valid_replans = 2)                             AS n_2,
+    count(*) FILTER (WHERE ended AND valid_replans = 2 AND success)                 AS s_2,
+    count(*) FILTER (WHERE ended AND valid_replans >= 3)                            AS n_3plus,
+    count(*) FILTER (WHERE ended AND valid_replans >= 3 AND success)                AS s_3plus,
+    count(*) FILTER (WHERE ended AND over_cap)                                      AS over_cap_sessions,
+    CAST(coalesce(sum(invalid_replans) FILTER (WHERE ended), 0) AS BIGINT)       AS invalid_replans,
+    CAST(coalesce(sum(t_model) FILTER (WHERE ended), 0) AS BIGINT)               AS trigger_model,
+    CAST(coalesce(sum(t_depth_limit) FILTER (WHERE ended), 0) AS BIGINT)         AS trigger_depth_limit,
+    CAST(coalesce(sum(t_tool_failures) FILTER (WHERE ended), 0) AS BIGINT)       AS trigger_tool_failures,
+    CAST(coalesce(sum(t_no_progress) FILTER (WHERE ended), 0) AS BIGINT)         AS trigger_no_progress,
+    CAST(coalesce(sum(t_user) FILTER (WHERE ended), 0) AS BIGINT)                AS trigger_user,
+    CAST(coalesce(sum(stripped_hints) FILTER (WHERE ended), 0) AS BIGINT)        AS stripped_hints,
+    count(*) FILTER (WHERE ended AND reported_replans_mismatch)                     AS reported_mismatch,
+    count(*) FILTER (WHERE ended AND first_replan_at IS NOT NULL)                AS with_first_replan,
     CAST(median(epoch_ms(first_replan_at) - epoch_ms(started_at))
-         FILTER (WHERE is_ended AND first_replan_at IS NOT NULL) AS DOUBLE)         AS median_ms_to_first_replan
+         FILTER (WHERE ended AND first_replan_at IS NOT NULL) AS DOUBLE)         AS median_ms_to_first_replan
 FROM e
 GROUP BY ALL
 ORDER BY ALL;

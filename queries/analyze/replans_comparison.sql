@@ -8,18 +8,18 @@
 --   trigger        an update_task_plan call (valid or not) had this trigger
 -- and, on every row, the size of each arm.
 -- Parameters: as replans.sql ($by is not used: the comparison covers every
--- session the filter selects).
+-- session the filter selects). ended and success: views/session_signals.sql.
 WITH s AS (
     SELECT session, task_type,
            CASE WHEN valid_replans = 0 THEN 'no_replan' ELSE 'several' END AS arm
-    FROM session_facts
+    FROM session_signals
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
       AND ($model IS NULL OR model = $model)
       AND ($task_type IS NULL OR task_type = $task_type)
-      AND coalesce(ended, false)
-      AND outcome = 'success'
+      AND ended
+      AND success
       AND (valid_replans = 0 OR valid_replans >= 2)
 ), arms AS (
     SELECT count(*) FILTER (WHERE arm = 'no_replan') AS no_replan_sessions,

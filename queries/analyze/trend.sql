@@ -4,12 +4,13 @@
 -- started. Counts are over ended sessions and their real tool calls
 -- (control calls such as complete_task excluded), except open_sessions,
 -- rulesets and no_ruleset_sessions, which cover every session started in the
--- period: rulesets lists the rule set versions those sessions loaded.
+-- period: rulesets lists the rule set versions those sessions loaded. The
+-- session signals (ended, success, first_try_success, replanned) are
+-- defined in views/session_signals.sql.
 WITH s AS (
     SELECT *,
-           coalesce(ended, false) AS is_ended, -- NULL when neither start nor end was seen
            CAST(date_trunc($every, timezone('UTC', started_at)) AS DATE) AS period
-    FROM session_facts
+    FROM session_signals
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
       AND ($agent IS NULL OR agent = $agent)
@@ -27,16 +28,16 @@ SELECT
     CASE WHEN list_contains($by, 'week')
          THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
     CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END              AS ruleset,
-    count(*) FILTER (WHERE is_ended)                                                 AS sessions,
-    count(*) FILTER (WHERE NOT is_ended)                                             AS open_sessions,
-    count(*) FILTER (WHERE is_ended AND outcome = 'success')                         AS successes,
-    count(*) FILTER (WHERE is_ended AND outcome = 'success' AND replan_attempts = 0) AS first_try_successes,
-    count(*) FILTER (WHERE is_ended AND valid_replans > 0)                           AS replanned,
-    CAST(coalesce(sum(valid_replans) FILTER (WHERE is_ended), 0) AS BIGINT)          AS valid_replans,
-    CAST(coalesce(sum(real_tool_calls) FILTER (WHERE is_ended), 0) AS BIGINT)        AS real_tool_calls,
-    CAST(coalesce(sum(failed_real_tool_calls) FILTER (WHERE is_ended), 0) AS BIGINT) AS failed_real_tool_calls,
-    CAST(coalesce(sum(stripped_hints) FILTER (WHERE is_ended), 0) AS BIGINT)         AS stripped_hints,
-    CAST(coalesce(sum(hallucinated_hints) FILTER (WHERE is_ended), 0) AS BIGINT)     AS hallucinated_hints,
+    count(*) FILTER (WHERE ended)                                                    AS sessions,
+    count(*) FILTER (WHERE NOT ended)                                                AS open_sessions,
+    count(*) FILTER (WHERE ended AND success)                                        AS successes,
+    count(*) FILTER (WHERE ended AND first_try_success)                              AS first_try_successes,
+    count(*) FILTER (WHERE ended AND replanned)                                      AS replanned,
+    CAST(coalesce(sum(valid_replans) FILTER (WHERE ended), 0) AS BIGINT)          AS valid_replans,
+    CAST(coalesce(sum(real_tool_calls) FILTER (WHERE ended), 0) AS BIGINT)        AS real_tool_calls,
+    CAST(coalesce(sum(failed_real_tool_calls) FILTER (WHERE ended), 0) AS BIGINT) AS failed_real_tool_calls,
+    CAST(coalesce(sum(stripped_hints) FILTER (WHERE ended), 0) AS BIGINT)         AS stripped_hints,
+    CAST(coalesce(sum(hallucinated_hints) FILTER (WHERE ended), 0) AS BIGINT)     AS hallucinated_hints,
     coalesce(list_sort(list_distinct(list(ruleset) FILTER (WHERE ruleset IS NOT NULL))), []::VARCHAR[]) AS rulesets,
     count(*) FILTER (WHERE ruleset IS NULL)                                          AS no_ruleset_sessions
 FROM s

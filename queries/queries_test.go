@@ -1,0 +1,278 @@
+package queries_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/queries"
+)
+
+// committed are the checksums of the migrations as committed. A committed
+// migration is never edited (databases that applied it record this
+// checksum, and the store refuses them when the embedded text differs):
+// a change to the schema is a new migration, a change to a view a change
+// of queries/views. Add a new migration's checksum here when you commit it.
+var committed = map[string]string{
+	"migrations/0001_init.sql":           "56837767281363e02238adfc5f3eee24c61885a885ba71319ff00798a9232ccc",
+	"migrations/0002_analysis_views.sql": "009fb056a990f5316f019767fbaa6096c65616754491858b38a30691e988423b",
+	"migrations/0003_stored_facts.sql":   "c71f7f07353d9fa8abe0465b7dd576be1b66e9386521a74c0cb23174f829304e",
+}
+
+func TestCommittedMigrationsAreUnchanged(t *testing.T) {
+	ms, err := queries.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.File] = true
+		want, ok := committed[m.File]
+		switch {
+		case !ok:
+			t.Errorf("%s has no committed checksum: add %q to committed once it is committed, and never edit it after", m.File, m.Checksum)
+		case m.Checksum != want:
+			t.Errorf("%s changed after it was committed: checksum %s, committed %s; databases that applied it will be refused. "+
+				"Restore it and put the change in a new migration (a view: in queries/views)", m.File, m.Checksum, want)
+		}
+	}
+	for f := range committed {
+		if !seen[f] {
+			t.Errorf("committed migration %s is missing", f)
+		}
+	}
+}
+
+// Migrations create and alter tables; views live in views/. The migrations
+// that created views before views/ existed are history.
+func TestNewMigrationsCreateNoViews(t *testing.T) {
+	ms, err := queries.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := regexp.MustCompile(`(?i)\bCREATE\s+(OR\s+REPLACE\s+)?(TEMP\w*\s+)?VIEW\b`)
+	for _, m := range ms {
+		if m.Version > 3 && view.MatchString(m.SQL) {
+			t.Errorf("%s creates a view: views are defined in queries/views", m.File)
+		}
+	}
+}
+
+func TestViewsAreAllOrdered(t *testing.T) {
+	vs, err := queries.Views()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := fs.Glob(queries.FS, "views/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != len(files) {
+		t.Fatalf("Views() = %d views, views/ has %d files", len(vs), len(files))
+	}
+	for _, v := range vs {
+		name := strings.TrimSuffix(path.Base(v.File), ".sql")
+		if !strings.Contains(v.SQL, "CREATE OR REPLACE VIEW "+name+" AS") {
+			t.Errorf("%s does not CREATE OR REPLACE VIEW %s", v.File, name)
+		}
+	}
+}
+
+func TestIncludes(t *testing.T) {
+	got, err := queries.Includes("analyze/hints.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"analyze/mappings_task_types.sql"}; !slices.Equal(got, want) {
+		t.Errorf("Includes(analyze/hints.sql) = %q, want %q", got, want)
+	}
+	frags, err := queries.Fragments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/classify_case.sql": true}
+	if fmt.Sprint(frags) != fmt.Sprint(want) {
+		t.Errorf("Fragments() = %v, want %v", frags, want)
+	}
+}
+
+// Every embedded statement prepares against a fresh database with every
+// migration and view applied (multi-statement files run in a transaction
+// that is rolled back), and every named parameter it takes is documented in
+// its header comment, or in the header of a file the header refers to
+// ("as replans.sql", "those of mappings_task_types.sql") or of a fragment it
+// includes. Migrations are applied by the store, fragments are checked
+// through the files that include them.
+func TestEveryFilePrepares(t *testing.T) {
+	ctx := t.Context()
+	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "q.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// derive/ reads the writer's staging table.
+	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
+		t.Fatal(err)
+	}
+	frags, err := queries.Fragments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	if err := fs.WalkDir(queries.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && path.Ext(p) == ".sql" {
+			files = append(files, p)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasPrefix(f, "migrations/") || frags[f] {
+			continue
+		}
+		t.Run(f, func(t *testing.T) {
+			q, err := queries.Expand(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			params, multi, err := prepare(ctx, c, q)
+			if multi {
+				err = runRolledBack(ctx, c, q)
+			}
+			if err != nil {
+				t.Fatalf("prepare %s: %v", f, err)
+			}
+			documented := documentedParams(t, f, nil)
+			for _, p := range params {
+				if !documented[p] {
+					t.Errorf("%s takes $%s, which its header does not document (documented: %v)", f, p, keys(documented))
+				}
+			}
+		})
+		checked++
+	}
+	if checked < 50 {
+		t.Errorf("checked %d files, want every statement (more than 50)", checked)
+	}
+}
+
+// prepare prepares q on c and returns the names of its named parameters;
+// multi is true when q holds more than one statement (DuckDB prepares one
+// at a time).
+func prepare(ctx context.Context, c *sql.Conn, q string) (params []string, multi bool, err error) {
+	err = c.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot prepare", dc)
+		}
+		st, err := pc.PrepareContext(ctx, q)
+		if err != nil {
+			if strings.Contains(err.Error(), "multiple statements") {
+				multi = true
+				return nil
+			}
+			return err
+		}
+		defer st.Close()
+		ds, ok := st.(*duckdb.Stmt)
+		if !ok {
+			return fmt.Errorf("statement %T is not a duckdb statement", st)
+		}
+		for i := 1; i <= ds.NumInput(); i++ {
+			name, err := ds.ParamName(i)
+			if err != nil {
+				return err
+			}
+			if _, err := strconv.Atoi(name); err != nil && name != "" {
+				params = append(params, name)
+			}
+		}
+		return nil
+	})
+	return params, multi, err
+}
+
+// runRolledBack runs the statements of q (which take no parameters) in a
+// transaction and rolls it back.
+func runRolledBack(ctx context.Context, c *sql.Conn, q string) error {
+	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	_, err := c.ExecContext(ctx, q)
+	if _, rerr := c.ExecContext(ctx, "ROLLBACK"); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+var (
+	paramName = regexp.MustCompile(`\$([a-z_]+)`)
+	refersTo  = regexp.MustCompile(`(?:as|those of) ([a-z_]+\.sql)`)
+)
+
+// documentedParams returns the parameters the header comment of the file
+// f names, with those of the files it refers to and includes.
+func documentedParams(tb testing.TB, f string, seen map[string]bool) map[string]bool {
+	tb.Helper()
+	if seen == nil {
+		seen = map[string]bool{}
+	}
+	out := map[string]bool{}
+	if seen[f] {
+		return out
+	}
+	seen[f] = true
+	text := queries.MustRead(f)
+	var header strings.Builder
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+			break
+		}
+		header.WriteString(l + "\n")
+	}
+	for _, m := range paramName.FindAllStringSubmatch(header.String(), -1) {
+		out[m[1]] = true
+	}
+	refs := []string{}
+	for _, m := range refersTo.FindAllStringSubmatch(header.String(), -1) {
+		refs = append(refs, path.Join(path.Dir(f), m[1]))
+	}
+	incs, err := queries.Includes(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, r := range append(refs, incs...) {
+		for p := range documentedParams(tb, r, seen) {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

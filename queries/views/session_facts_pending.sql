@@ -1,0 +1,68 @@
+-- session_facts computed for the pending sessions only (the sessions of
+-- facts_pending). Every scan is restricted to them, so the cost follows the
+-- number of pending sessions. The stored rows (session_facts_stored) have
+-- these columns: a column added here needs a migration that adds it there.
+CREATE OR REPLACE VIEW session_facts_pending AS
+WITH scope AS (
+    SELECT DISTINCT session FROM facts_pending
+), st AS (
+    SELECT * FROM session_starts WHERE session IN (SELECT session FROM scope)
+    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq, event_id) = 1
+), en AS (
+    SELECT * FROM session_ends WHERE session IN (SELECT session FROM scope)
+    QUALIFY row_number() OVER (PARTITION BY session ORDER BY seq, event_id) = 1
+), r AS (
+    SELECT session,
+           count(*)                                 AS replan_attempts,
+           count(*) FILTER (WHERE valid)            AS valid_replans,
+           count(*) FILTER (WHERE NOT valid)        AS invalid_replans,
+           bool_or(over_cap)                        AS over_cap,
+           min(time)                                AS first_replan_at
+    FROM replans WHERE session IN (SELECT session FROM scope) GROUP BY session
+), h AS (
+    SELECT session, count(*) AS stripped_hints,
+           count(*) FILTER (WHERE reason = 'unavailable') AS hallucinated_hints
+    FROM hints_stripped WHERE session IN (SELECT session FROM scope) GROUP BY session
+), tc AS (
+    SELECT session,
+           count(*) FILTER (WHERE NOT control)              AS real_tool_calls,
+           count(*) FILTER (WHERE NOT control AND NOT ok)   AS failed_real_tool_calls
+    FROM tool_calls WHERE session IN (SELECT session FROM scope) GROUP BY session
+), first_event AS (
+    -- Deterministic choices (arg_min), so stored rows equal a rebuild's.
+    SELECT session, min(time) AS first_time,
+           arg_min(source, (time, seq, source, id)) AS source,
+           arg_min(agent, (time, seq, source, id)) AS agent
+    FROM events WHERE session IN (SELECT session FROM scope) GROUP BY session
+)
+SELECT
+    f.session,
+    coalesce(st.source, en.source, f.source)               AS source,
+    f.agent                                                AS agent,
+    st.agent_version,
+    st.model,
+    st.task_type,
+    st.ruleset,
+    st.rules,
+    coalesce(st.time, f.first_time)                        AS started_at,
+    CAST(date_trunc('day', timezone('UTC', coalesce(st.time, f.first_time))) AS DATE)  AS day,
+    CAST(date_trunc('week', timezone('UTC', coalesce(st.time, f.first_time))) AS DATE) AS week,
+    en.time                                                AS ended_at,
+    en.session IS NOT NULL                                 AS ended,
+    en.outcome,
+    en.replans                                             AS reported_replans,
+    coalesce(r.replan_attempts, 0)                         AS replan_attempts,
+    coalesce(r.valid_replans, 0)                           AS valid_replans,
+    coalesce(r.invalid_replans, 0)                         AS invalid_replans,
+    coalesce(r.over_cap, false)                            AS over_cap,
+    r.first_replan_at,
+    coalesce(h.stripped_hints, 0)                          AS stripped_hints,
+    coalesce(h.hallucinated_hints, 0)                      AS hallucinated_hints,
+    coalesce(tc.real_tool_calls, 0)                        AS real_tool_calls,
+    coalesce(tc.failed_real_tool_calls, 0)                 AS failed_real_tool_calls
+FROM first_event f
+LEFT JOIN st USING (session)
+LEFT JOIN en USING (session)
+LEFT JOIN r USING (session)
+LEFT JOIN h USING (session)
+LEFT JOIN tc USING (session);

@@ -1,0 +1,98 @@
+-- Every fact the hints, mappings and rules analyses count, for the pending
+-- sessions, attached to its task and with its session's attributes
+-- (column fact):
+--   call       a real tool call (control calls excluded), attached to the
+--              task with its task_id in the plan version in force at the
+--              call: the latest plan version of the session with a smaller
+--              seq (ids are reused after a replan renumbers);
+--   planned    a task entering a plan: every task of a created plan and the
+--              new tasks of a valid replan (plan_tasks.is_new), except the
+--              pending tasks a replan re-lists: is_new is true for those
+--              too, because kept lists only completed tasks. A new task is
+--              a re-listing when the version before had a pending task with
+--              the same description and hint that the replan did not keep
+--              (as many re-listings per description and hint as such tasks);
+--   dropped    a pending task a valid replan dropped;
+--   stripped   a hint removed as unavailable (hallucinated), with the task
+--              of the plan version it was removed from;
+--   completed  an agent.task.completed, with the task in the plan version
+--              in force at it (completion says how it ended).
+-- The stored rows (task_facts_stored) have these columns: a column added
+-- here needs a migration that adds it there.
+CREATE OR REPLACE VIEW task_facts_pending AS
+WITH scope AS (
+    SELECT DISTINCT session FROM facts_pending
+), pl AS (
+    SELECT session, seq FROM plans WHERE session IN (SELECT session FROM scope)
+), pt AS (
+    SELECT * FROM plan_tasks WHERE session IN (SELECT session FROM scope)
+), rp AS (
+    SELECT session, seq, valid, kept FROM replans WHERE session IN (SELECT session FROM scope)
+), new_tasks AS (
+    SELECT t.*, prev.seq AS prev_seq,
+           row_number() OVER (PARTITION BY t.session, t.plan_seq, t.description, t.tool_hint ORDER BY t.position) AS dup
+    FROM pt t
+    ASOF LEFT JOIN pl prev ON prev.session = t.session AND t.plan_seq > prev.seq
+    WHERE t.is_new
+), pending_before AS (
+    SELECT n.session, n.plan_seq, p.description, p.tool_hint, count(*) AS pending
+    FROM (SELECT DISTINCT session, plan_seq, prev_seq FROM new_tasks WHERE prev_seq IS NOT NULL) n
+    JOIN pt p ON p.session = n.session AND p.plan_seq = n.prev_seq AND NOT p.completed
+    LEFT JOIN rp r ON r.session = n.session AND r.seq = n.plan_seq
+    WHERE NOT list_contains(coalesce(r.kept, []::BIGINT[]), p.task_id)
+    GROUP BY ALL
+), calls AS (
+    SELECT * FROM tool_calls WHERE session IN (SELECT session FROM scope) AND NOT control
+), stripped AS (
+    SELECT * FROM hints_stripped WHERE session IN (SELECT session FROM scope) AND reason = 'unavailable'
+), completions AS (
+    SELECT * FROM task_completions WHERE session IN (SELECT session FROM scope)
+), facts AS (
+    SELECT 'call' AS fact, c.session, c.seq, pv.seq AS plan_seq, c.task_id, c.hint, c.tool, c.ok,
+           CAST(NULL AS VARCHAR) AS completion, t.description, t.task_type AS own_type
+    FROM calls c
+    ASOF LEFT JOIN pl pv ON c.session = pv.session AND c.seq > pv.seq
+    LEFT JOIN pt t ON t.session = c.session AND t.plan_seq = pv.seq AND t.task_id = c.task_id
+    UNION ALL
+    SELECT 'planned', t.session, t.plan_seq, t.plan_seq, t.task_id, t.tool_hint, NULL, NULL,
+           NULL, t.description, t.task_type
+    FROM new_tasks t
+    LEFT JOIN pending_before b
+           ON b.session = t.session AND b.plan_seq = t.plan_seq
+          AND b.description = t.description AND b.tool_hint IS NOT DISTINCT FROM t.tool_hint
+    WHERE t.dup > coalesce(b.pending, 0)
+    UNION ALL
+    SELECT 'dropped', d.session, d.replan_seq, d.replan_seq, d.task_id, d.tool_hint, NULL, NULL,
+           NULL, d.description, d.task_type
+    FROM replan_dropped d
+    JOIN rp r ON r.session = d.session AND r.seq = d.replan_seq
+    WHERE r.valid AND d.session IN (SELECT session FROM scope)
+    UNION ALL
+    SELECT 'stripped', h.session, h.seq, pv.seq, h.task_id, h.tool_hint, NULL, NULL,
+           NULL, t.description, t.task_type
+    FROM stripped h
+    ASOF LEFT JOIN pl pv ON h.session = pv.session AND h.seq > pv.seq
+    LEFT JOIN pt t ON t.session = h.session AND t.plan_seq = pv.seq AND t.task_id = h.task_id
+    UNION ALL
+    SELECT 'completed', c.session, c.seq, pv.seq, c.task_id, t.tool_hint, NULL, NULL,
+           c.completion, t.description, t.task_type
+    FROM completions c
+    ASOF LEFT JOIN pl pv ON c.session = pv.session AND c.seq > pv.seq
+    LEFT JOIN pt t ON t.session = c.session AND t.plan_seq = pv.seq AND t.task_id = c.task_id
+)
+SELECT f.*,
+       s.agent, s.agent_version, s.model, s.task_type AS session_type, s.ruleset,
+       s.started_at, s.day, s.week,
+       -- The type the events give the task, if any: its own task_type, else
+       -- its session's. Analyses classify the description where it is NULL.
+       coalesce(nullif(trim(f.own_type), ''), nullif(trim(s.task_type), '')) AS given_type,
+       CASE WHEN nullif(trim(f.own_type), '') IS NOT NULL THEN 'task'
+            WHEN nullif(trim(s.task_type), '') IS NOT NULL THEN 'session' END AS given_source,
+       -- The taxonomy's type of the description where no type is given
+       -- (NULL: no type matched), once classified = true. Stored rows are
+       -- classified by the ingester's taxonomy (facts_classifier), pending
+       -- rows not at all; analyses with another taxonomy ignore these.
+       CAST(NULL AS VARCHAR) AS class_type,
+       false AS classified
+FROM facts f
+JOIN session_facts_pending s USING (session);
