@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -29,12 +29,12 @@ const writeBatch = 10000
 // It runs twice: with DuckDB's default checkpoint threshold, and with one
 // large enough that no checkpoint happens during the run. Both end with an
 // explicit CHECKPOINT, counted in their time.
-func phaseWriteSteps(ctx context.Context, e *env) ([]result, error) {
+func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	pool, err := genPool(ctx, e.seed, e.pool, "evo")
 	if err != nil {
 		return nil, err
 	}
-	var out []result
+	var out []Result
 	for _, v := range []struct{ name, threshold, what string }{
 		{"write-steps", "", "store.Write's statements timed one by one (diagnostic)"},
 		{"write-steps-nockpt", "100GB", "  the same with checkpoint_threshold=100GB (no checkpoint)"},
@@ -48,44 +48,44 @@ func phaseWriteSteps(ctx context.Context, e *env) ([]result, error) {
 	return out, nil
 }
 
-func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, what string) (result, error) {
+func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, what string) (Result, error) {
 	dbPath := filepath.Join(e.dir, "steps", name+".duckdb")
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	if err := removeDB(dbPath); err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	db, err := sql.Open("duckdb", dbPath)
 	if err != nil {
-		return result{}, fmt.Errorf("open %s: %w", dbPath, err)
+		return Result{}, fmt.Errorf("open %s: %w", dbPath, err)
 	}
 	defer db.Close()
 	ms, err := queries.Migrations()
 	if err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	for _, m := range ms {
 		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-			return result{}, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			return Result{}, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	derive, err := queries.Derive()
 	if err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	c, err := db.Conn(ctx)
 	if err != nil {
-		return result{}, err
+		return Result{}, err
 	}
 	defer c.Close()
 	if threshold != "" { // a constant of this file, not input
 		if _, err := c.ExecContext(ctx, "SET checkpoint_threshold = '"+threshold+"'"); err != nil {
-			return result{}, fmt.Errorf("set checkpoint threshold: %w", err)
+			return Result{}, fmt.Errorf("set checkpoint threshold: %w", err)
 		}
 	}
 	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
-		return result{}, fmt.Errorf("create staging table: %w", err)
+		return Result{}, fmt.Errorf("create staging table: %w", err)
 	}
 	var stage *duckdb.Appender
 	if err := c.Raw(func(dc any) error {
@@ -96,7 +96,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 		stage, err = duckdb.NewAppender(d, "temp", "main", "batch_events")
 		return err
 	}); err != nil {
-		return result{}, fmt.Errorf("appender for batch_events: %w", err)
+		return Result{}, fmt.Errorf("appender for batch_events: %w", err)
 	}
 	defer stage.Close()
 
@@ -129,7 +129,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	for i := 0; i < e.events; {
 		bt := time.Now()
 		if err := exec("begin", "BEGIN TRANSACTION"); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		now := time.Now().UTC()
 		first := uint64(i + 1)
@@ -141,38 +141,38 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 			if err := stage.AppendRow(ev.Source, ev.ID, string(ev.Type), ev.Time.UTC(), ev.Subject, ev.Seq,
 				string(ev.Data), events.AgentOf(ev.Source), nil, p.subject, uint64(i+1), now,
 				keyHash(ev.Source, ev.ID)); err != nil {
-				return result{}, fmt.Errorf("append row %d: %w", i, err)
+				return Result{}, fmt.Errorf("append row %d: %w", i, err)
 			}
 		}
 		took["append rows"] += time.Since(t0)
 		t0 = time.Now()
 		if err := stage.Flush(); err != nil {
-			return result{}, fmt.Errorf("appender flush: %w", err)
+			return Result{}, fmt.Errorf("appender flush: %w", err)
 		}
 		took["appender flush"] += time.Since(t0)
 		if err := exec("insert into events", queries.MustRead("ingest/append_events.sql")); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		for _, d := range derive {
 			if err := exec("derive "+strings.TrimSuffix(path.Base(d.File), ".sql"), d.SQL); err != nil {
-				return result{}, err
+				return Result{}, err
 			}
 		}
 		if err := exec("clear stage", queries.MustRead("ingest/clear_stage.sql")); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		if err := exec("save position", queries.MustRead("ingest/save_position.sql"), "EVO", uint64(i), now, now); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		n := int(uint64(i) - first + 1)
 		if err := exec("record batch", queries.MustRead("ingest/record_batch.sql"),
 			now, "nats", "EVO", first, uint64(i), n, n, 0, 0); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		walBefore := fileSize(wal)
 		t0 = time.Now()
 		if err := exec("commit", "COMMIT"); err != nil {
-			return result{}, err
+			return Result{}, err
 		}
 		ct := time.Since(t0)
 		batchTook, commitTook = append(batchTook, time.Since(bt)), append(commitTook, ct)
@@ -189,7 +189,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	// (or at the next open): it is part of the cost.
 	t0 := time.Now()
 	if _, err := c.ExecContext(ctx, "CHECKPOINT"); err != nil {
-		return result{}, fmt.Errorf("final checkpoint: %w", err)
+		return Result{}, fmt.Errorf("final checkpoint: %w", err)
 	}
 	final := time.Since(t0)
 	r := sp.row(name, what, int64(e.events), 0, time.Time{})

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func rawStreamConfig() jetstream.StreamConfig {
 
 // phaseJSPublish async-publishes N pooled payloads (no Nats-Msg-Id) to the
 // raw stream and waits for every acknowledgement.
-func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
+func phaseJSPublish(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scRaw); err != nil {
 		return nil, err
 	}
@@ -124,13 +124,13 @@ func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
 		"pool": len(pool),
 	}
 	err = e.writeManifest(scRaw, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
-	return []result{r}, err
+	return []Result{r}, err
 }
 
 // phaseJSConsume reads the raw stream back with a durable pull consumer
 // (the ingester's consumer settings), acking each message, doing nothing
 // else.
-func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
+func phaseJSConsume(ctx context.Context, e *env) ([]Result, error) {
 	m, err := e.readManifest(scRaw)
 	if err != nil {
 		return nil, err
@@ -197,12 +197,12 @@ func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "ack_floor": info.AckFloor.Stream,
 		"pull_max_messages": 2 * batch, "max_ack_pending": 4 * batch}
-	return []result{r}, nil
+	return []Result{r}, nil
 }
 
 // phaseDuckDBAppend appends N rows with the columns of events into a fresh
 // database with the duckdb Appender, committing every appendCommit rows.
-func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
+func phaseDuckDBAppend(ctx context.Context, e *env) ([]Result, error) {
 	pool, err := genPool(ctx, e.seed, e.pool, "evo")
 	if err != nil {
 		return nil, err
@@ -288,7 +288,7 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("raw append: events holds %d rows, want %d", rows, e.events)
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "mb_per_s_of": "JSON payload bytes the rows came from"}
-	return []result{r}, nil
+	return []Result{r}, nil
 }
 
 // keyHash is the store's de-duplication hash: FNV-1a of source NUL id.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (e *env) ingestedScenario() (string, manifest, error) {
 // phaseDedupOpen opens (in a fresh process: the store was closed by the
 // ingest phase) the database of N events and measures what loading the
 // de-duplication keys costs in time and Go heap.
-func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
+func phaseDedupOpen(ctx context.Context, e *env) ([]Result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err
@@ -63,14 +63,14 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 		"db": sc, "keys": keys, "heap_delta_bytes": delta,
 		"bytes_per_key": float64(delta) / float64(keys), "reopen_seconds": reopen,
 	}
-	return []result{r}, nil
+	return []Result{r}, nil
 }
 
 // phaseDedup measures, on the database of N events, a clean pass of
 // dupFrac·N new events and then a pass re-sending dupFrac·N of the stored
 // events without Nats-Msg-Id, which JetStream keeps and the ingester must
 // skip.
-func phaseDedup(ctx context.Context, e *env) ([]result, error) {
+func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err
@@ -118,31 +118,31 @@ func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 	if clean.PerSec > 0 {
 		dup.Extra["rate_vs_clean"] = dup.PerSec / clean.PerSec
 	}
-	return []result{clean, dup}, nil
+	return []Result{clean, dup}, nil
 }
 
 // ingestPass runs the ingester from the store's position to the stream's
 // last sequence.
-func ingestPass(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store, stream jetstream.Stream, phase, what string) (result, uint64, error) {
+func ingestPass(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store, stream jetstream.Stream, phase, what string) (Result, uint64, error) {
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return result{}, 0, fmt.Errorf("stream info: %w", err)
+		return Result{}, 0, fmt.Errorf("stream info: %w", err)
 	}
 	from, err := st.Position(ctx, info.Config.Name)
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	want := int64(info.State.LastSeq - from)
 	sp := startSpan()
 	run, err := startIngest(ctx, e, js, st)
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, want)
 	r := sp.row(phase, what, want, 0, end)
 	snap, serr := run.stop()
 	if err := errors.Join(werr, serr); err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	r.Extra = ingestExtra(snap, r.Seconds)
 	delete(r.Extra, "mb_per_s_of")

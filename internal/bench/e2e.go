@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const stallAfter = 10 * time.Minute
 
 // phasePublish publishes N synth events through agent.Publisher (defaults)
 // to the EVO stream, for the backlog ingest phase.
-func phasePublish(ctx context.Context, e *env) ([]result, error) {
+func phasePublish(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scBacklog); err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func phasePublish(ctx context.Context, e *env) ([]result, error) {
 		int64(e.events), int64(info.State.Bytes), end)
 	r.Extra = map[string]any{"stream_bytes": info.State.Bytes, "mb_per_s_of": "JetStream stream bytes"}
 	err = e.writeManifest(scBacklog, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
-	return []result{r}, err
+	return []Result{r}, err
 }
 
 // publishSynth sends count synth events from a generator seeded with seed
@@ -96,7 +96,7 @@ func (c *counted) Send(ctx context.Context, ev *agent.Event) error {
 // phaseIngest runs the real ingester with its default configuration on the
 // backlog the publish phase left, from an empty database, until the
 // committed position is the stream's last sequence.
-func phaseIngest(ctx context.Context, e *env) ([]result, error) {
+func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	m, err := e.readManifest(scBacklog)
 	if err != nil {
 		return nil, err
@@ -158,13 +158,13 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	}
 	r.Extra["store_close_seconds"] = time.Since(t0).Seconds()
 	m.Ingested = true
-	return []result{r}, e.writeManifest(scBacklog, m)
+	return []Result{r}, e.writeManifest(scBacklog, m)
 }
 
 // phaseConcurrent publishes N synth events while the ingester runs, from an
 // empty stream and database; the figure is N over the time from the first
 // publish to the last commit.
-func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
+func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scConcurrent); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
 	r.Extra["publish_seconds"] = pub.Seconds
 	r.Extra["drain_after_publish_seconds"] = end.Sub(pubEnd).Seconds()
 	m := manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes, Ingested: true}
-	return []result{r, pub}, e.writeManifest(scConcurrent, m)
+	return []Result{r, pub}, e.writeManifest(scConcurrent, m)
 }
 
 // ingestRun is the real ingester running in a goroutine.
