@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -35,7 +35,7 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]Result, error) {
 	}
 	before := heapLive()
 	sp := startSpan()
-	st, err := store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, e.dbPath(sc), pipeline.DefaultConfig().Store)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]Result, error) {
 		return nil, fmt.Errorf("dedup: store loaded %d keys, want %d", keys, m.Events)
 	}
 	t0 := time.Now()
-	st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err = store.OpenWith(ctx, e.dbPath(sc), pipeline.DefaultConfig().Store)
 	if err != nil {
 		return nil, err
 	}
@@ -76,19 +76,24 @@ func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	count := max(1, int(float64(m.Events)*e.dupFrac))
-	rg, err := e.startRig(ctx, sc)
+	p, err := e.startPipeline(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer rg.Close()
-	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
+	defer p.Close()
+	pnc, pjs, err := agents(p)
+	if err != nil {
+		return nil, err
+	}
+	defer pnc.Close()
+	stream := p.Stream()
 	pct := fmt.Sprintf("%g%%", 100*e.dupFrac)
 
 	// Clean pass: new events into a database that already holds N.
 	if err := publishSynth(ctx, e, pjs, e.seed+1, count); err != nil {
 		return nil, err
 	}
-	clean, _, err := ingestPass(ctx, e, n.js, st, stream, "dedup-clean",
+	clean, _, err := ingestPass(ctx, e, p, "dedup-clean",
 		fmt.Sprintf("ingest %s new events into the db of N (reference)", pct))
 	if err != nil {
 		return nil, err
@@ -107,7 +112,7 @@ func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	defer stopProfile()
-	dup, _, err := ingestPass(ctx, e, n.js, st, stream, "dedup-resent",
+	dup, _, err := ingestPass(ctx, e, p, "dedup-resent",
 		fmt.Sprintf("ingest %s re-sent events w/o Nats-Msg-Id (all skipped)", pct))
 	if err != nil {
 		return nil, err
@@ -123,8 +128,9 @@ func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 
 // ingestPass runs the ingester from the store's position to the stream's
 // last sequence.
-func ingestPass(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store, stream jetstream.Stream, phase, what string) (Result, uint64, error) {
-	info, err := stream.Info(ctx)
+func ingestPass(ctx context.Context, e *env, p *pipeline.Pipeline, phase, what string) (Result, uint64, error) {
+	st := p.Store()
+	info, err := p.Stream().Info(ctx)
 	if err != nil {
 		return Result{}, 0, fmt.Errorf("stream info: %w", err)
 	}
@@ -134,11 +140,11 @@ func ingestPass(ctx context.Context, e *env, js jetstream.JetStream, st *store.S
 	}
 	want := int64(info.State.LastSeq - from)
 	sp := startSpan()
-	run, err := startIngest(ctx, e, js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
 		return Result{}, 0, err
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, want)
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, want)
 	r := sp.row(phase, what, want, 0, end)
 	snap, serr := run.stop()
 	if err := errors.Join(werr, serr); err != nil {

@@ -14,7 +14,8 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/output"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
@@ -61,21 +62,18 @@ func phasePublish(ctx context.Context, e *env) ([]Result, error) {
 // through a default agent.Publisher on js, and waits for every
 // acknowledgement.
 func publishSynth(ctx context.Context, e *env, js jetstream.JetStream, seed uint64, count int) error {
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	out, err := output.Publish(js, nil, agent.PublisherConfig{}, "")
 	if err != nil {
 		return err
 	}
-	sink := &counted{next: pub}
+	sink := &counted{next: out}
 	stop := ticker(ctx, e.progress, func() {
 		e.log.Info("publish", append([]any{"sent", sink.n.Load(), "of", count}, memAttrs()...)...)
 	})
 	defer stop()
 	g := synth.New(seed, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	err = sessions(ctx, g, &limit{next: sink, n: count})
-	if cerr := pub.Close(ctx); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("publisher: %w", cerr))
-	}
-	if err != nil {
+	if err := errors.Join(err, out.Close(ctx)); err != nil {
 		return fmt.Errorf("publish %d synth events: %w", count, err)
 	}
 	return nil
@@ -101,16 +99,16 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.startNATS(ctx, scBacklog)
+	if err := removeDB(e.dbPath(scBacklog)); err != nil {
+		return nil, err
+	}
+	p, err := e.startPipeline(ctx, scBacklog)
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close()
-	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
-	if err != nil {
-		return nil, err
-	}
-	info, err := stream.Info(ctx)
+	defer p.Close()
+	st := p.Store()
+	info, err := p.Stream().Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("stream info: %w", err)
 	}
@@ -118,14 +116,6 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 		return nil, fmt.Errorf("ingest: stream %s changed since the publish phase (last seq %d, want %d): run publish again",
 			info.Config.Name, info.State.LastSeq, m.LastSeq)
 	}
-	if err := removeDB(e.dbPath(scBacklog)); err != nil {
-		return nil, err
-	}
-	st, err := store.OpenWith(ctx, e.dbPath(scBacklog), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	if pos, err := st.Position(ctx, info.Config.Name); err != nil || pos != 0 {
 		return nil, errors.Join(err, fmt.Errorf("ingest: database %s is not empty (position %d)", st.Path(), pos))
 	}
@@ -136,11 +126,11 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	defer stopProfile()
 
 	sp := startSpan()
-	run, err := startIngest(ctx, e, n.js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("ingest", "real ingester (default config), backlog from an empty db",
 		int64(info.State.LastSeq), int64(info.State.Bytes), end)
 	stopProfile()
@@ -168,19 +158,24 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scConcurrent); err != nil {
 		return nil, err
 	}
-	rg, err := e.startRig(ctx, scConcurrent)
+	p, err := e.startPipeline(ctx, scConcurrent)
 	if err != nil {
 		return nil, err
 	}
-	defer rg.Close()
-	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
+	defer p.Close()
+	pnc, pjs, err := agents(p)
+	if err != nil {
+		return nil, err
+	}
+	defer pnc.Close()
+	stream, st := p.Stream(), p.Store()
 	stopProfile, err := e.startProfile()
 	if err != nil {
 		return nil, err
 	}
 	defer stopProfile()
 
-	run, err := startIngest(ctx, e, n.js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +191,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 		_, serr := run.stop()
 		return nil, errors.Join(fmt.Errorf("stream info: %w", err), serr)
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("concurrent", "publish and ingest overlapping: N / (first publish → last commit)",
 		int64(e.events), int64(info.State.Bytes), end)
 	stopProfile()
@@ -217,23 +212,19 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	return []Result{r, pub}, e.writeManifest(scConcurrent, m)
 }
 
-// ingestRun is the real ingester running in a goroutine.
+// ingestRun is the pipeline's ingester running, with progress lines.
 type ingestRun struct {
-	e       *env
-	in      *ingest.Ingester
-	cancel  context.CancelFunc
-	errc    chan error
+	p       *pipeline.Pipeline
 	stopLog func()
 }
 
-func startIngest(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store) (*ingestRun, error) {
-	in, err := ingest.New(ingest.DefaultConfig(), st, e.log.With("component", "ingest"))
-	if err != nil {
+// startIngest starts a fresh ingester (default configuration) on p.
+func startIngest(ctx context.Context, e *env, p *pipeline.Pipeline) (*ingestRun, error) {
+	if err := p.Ingest(); err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	r := &ingestRun{e: e, in: in, cancel: cancel, errc: make(chan error, 1)}
-	go func() { r.errc <- in.Run(rctx, js) }()
+	in := p.Ingester()
+	r := &ingestRun{p: p}
 	r.stopLog = ticker(ctx, e.progress, func() {
 		s := in.Stats().Snapshot()
 		el := time.Since(s.Started).Seconds()
@@ -245,20 +236,20 @@ func startIngest(ctx context.Context, e *env, js jetstream.JetStream, st *store.
 }
 
 // wait returns the time of the commit that made the store's position
-// lastSeq, having committed want messages. It fails when Run returns, ctx
-// is done or nothing is committed for stallAfter.
-func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, lastSeq uint64, want int64) (time.Time, error) {
+// lastSeq, having committed want messages. It fails when the ingester
+// returns, ctx is done or nothing is committed for stallAfter.
+func (r *ingestRun) wait(ctx context.Context, stream string, lastSeq uint64, want int64) (time.Time, error) {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
 	var seen int64
 	lastMove := time.Now()
 	for {
-		s := r.in.Stats().Snapshot()
+		s := r.p.Ingester().Stats().Snapshot()
 		if s.Messages != seen {
 			seen, lastMove = s.Messages, time.Now()
 		}
 		if s.Messages >= want {
-			pos, err := st.Position(ctx, stream)
+			pos, err := r.p.Store().Position(ctx, stream)
 			if err != nil {
 				return time.Time{}, err
 			}
@@ -271,9 +262,8 @@ func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, la
 				stallAfter, s.Messages, want, s.LastSeq, s.Pending, s.LastErr)
 		}
 		select {
-		case err := <-r.errc:
-			r.errc <- err // for stop
-			return time.Time{}, fmt.Errorf("ingester returned before reaching seq %d (at %d): %v", lastSeq, s.LastSeq, err)
+		case <-r.p.Done():
+			return time.Time{}, fmt.Errorf("ingester returned before reaching seq %d (at %d)", lastSeq, s.LastSeq)
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		case <-t.C:
@@ -281,15 +271,12 @@ func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, la
 	}
 }
 
-// stop ends Run (an orderly shutdown) and returns its final counters.
+// stop ends the ingester (an orderly shutdown) and returns its final
+// counters.
 func (r *ingestRun) stop() (ingest.Snapshot, error) {
-	r.cancel()
-	err := <-r.errc
+	err := r.p.StopIngest()
 	r.stopLog()
-	if err != nil {
-		err = fmt.Errorf("ingester: %w", err)
-	}
-	return r.in.Stats().Snapshot(), err
+	return r.p.Ingester().Stats().Snapshot(), err
 }
 
 // checkEvents confirms the database holds want events and that the

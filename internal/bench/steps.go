@@ -2,33 +2,27 @@ package bench
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
-	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/queries"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
-// writeBatch is the ingester's batch size (ingest.DefaultConfig().BatchSize).
-const writeBatch = 10000
+// writeBatch is the ingester's batch size.
+var writeBatch = ingest.DefaultConfig().BatchSize
 
-// phaseWriteSteps is a diagnostic: it runs the statements store.Write runs
-// for each batch (the same embedded SQL files, in the same order, in one
-// transaction per batch of 10,000) on a fresh database and times each step,
-// to show where a commit's time goes. It mirrors store.(*Store).commit as
-// written today; the figures of the pipeline are those of the ingest phase.
-// It runs twice: with DuckDB's default checkpoint threshold, and with one
-// large enough that no checkpoint happens during the run. Both end with an
-// explicit CHECKPOINT, counted in their time.
+// phaseWriteSteps is a diagnostic: it writes N events through store.Write
+// in batches of 10,000 on a fresh database, with the store's StepTimer on,
+// to show where a commit's time goes statement by statement; the figures of
+// the pipeline are those of the ingest phase. It runs twice: with DuckDB's
+// default checkpoint threshold, and with one large enough that no
+// checkpoint happens during the run. Both end with an explicit CHECKPOINT,
+// counted in their time.
 func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	pool, err := genPool(ctx, e.seed, e.pool, "evo")
 	if err != nil {
@@ -36,7 +30,7 @@ func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	}
 	var out []Result
 	for _, v := range []struct{ name, threshold, what string }{
-		{"write-steps", "", "store.Write's statements timed one by one (diagnostic)"},
+		{"write-steps", duckDBCheckpointThreshold, "store.Write's statements timed one by one (diagnostic)"},
 		{"write-steps-nockpt", "100GB", "  the same with checkpoint_threshold=100GB (no checkpoint)"},
 	} {
 		r, err := writeSteps(ctx, e, pool, v.name, v.threshold, v.what)
@@ -48,6 +42,37 @@ func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	return out, nil
 }
 
+// duckDBCheckpointThreshold is DuckDB's own default, which the store
+// raises (store.DefaultCheckpointThreshold).
+const duckDBCheckpointThreshold = "16MB"
+
+// stepTimes collects a store's StepTimer calls.
+type stepTimes struct {
+	order []string // steps in the order first seen: the store's
+	took  map[string]time.Duration
+	wal   string // the write-ahead log, to see checkpoints
+
+	walBefore   int64
+	commit      time.Duration // of the last batch
+	checkpoints int
+}
+
+func (t *stepTimes) step(name string, d time.Duration) {
+	if _, ok := t.took[name]; !ok {
+		t.order = append(t.order, name)
+	}
+	t.took[name] += d
+	switch name {
+	case "record batch":
+		t.walBefore = fileSize(t.wal)
+	case "commit":
+		t.commit = d
+		if fileSize(t.wal) < t.walBefore {
+			t.checkpoints++
+		}
+	}
+}
+
 func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, what string) (Result, error) {
 	dbPath := filepath.Join(e.dir, "steps", name+".duckdb")
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
@@ -56,68 +81,14 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	if err := removeDB(dbPath); err != nil {
 		return Result{}, err
 	}
-	db, err := sql.Open("duckdb", dbPath)
-	if err != nil {
-		return Result{}, fmt.Errorf("open %s: %w", dbPath, err)
-	}
-	defer db.Close()
-	ms, err := queries.Migrations()
+	times := &stepTimes{took: map[string]time.Duration{}, wal: dbPath + ".wal"}
+	st, err := store.OpenWith(ctx, dbPath, store.Options{CheckpointThreshold: threshold, StepTimer: times.step})
 	if err != nil {
 		return Result{}, err
 	}
-	for _, m := range ms {
-		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-			return Result{}, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-	}
-	derive, err := queries.Derive()
-	if err != nil {
-		return Result{}, err
-	}
-	c, err := db.Conn(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	defer c.Close()
-	if threshold != "" { // a constant of this file, not input
-		if _, err := c.ExecContext(ctx, "SET checkpoint_threshold = '"+threshold+"'"); err != nil {
-			return Result{}, fmt.Errorf("set checkpoint threshold: %w", err)
-		}
-	}
-	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
-		return Result{}, fmt.Errorf("create staging table: %w", err)
-	}
-	var stage *duckdb.Appender
-	if err := c.Raw(func(dc any) error {
-		d, ok := dc.(driver.Conn)
-		if !ok {
-			return fmt.Errorf("unexpected driver connection %T", dc)
-		}
-		stage, err = duckdb.NewAppender(d, "temp", "main", "batch_events")
-		return err
-	}); err != nil {
-		return Result{}, fmt.Errorf("appender for batch_events: %w", err)
-	}
-	defer stage.Close()
+	defer st.Close()
 
-	// Steps in store.commit's order.
-	steps := []string{"begin", "append rows", "appender flush", "insert into events"}
-	for _, d := range derive {
-		steps = append(steps, "derive "+strings.TrimSuffix(path.Base(d.File), ".sql"))
-	}
-	steps = append(steps, "clear stage", "save position", "record batch", "commit")
-	took := make(map[string]time.Duration, len(steps))
-	exec := func(step, q string, args ...any) error {
-		t0 := time.Now()
-		_, err := c.ExecContext(ctx, q, args...)
-		took[step] += time.Since(t0)
-		if err != nil {
-			return fmt.Errorf("%s: %w", step, err)
-		}
-		return nil
-	}
-	wal := dbPath + ".wal"
-	var checkpoints, slowCommits int
+	var slowCommits int
 	var maxCommit time.Duration
 	var batchTook, commitTook []time.Duration // per batch, to see growth with the table
 	var done atomic.Int64
@@ -125,80 +96,51 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 		e.log.Info(name, append([]any{"rows", done.Load(), "of", e.events}, memAttrs()...)...)
 	})
 	defer stop()
+	items := make([]store.Item, 0, writeBatch)
 	sp := startSpan()
 	for i := 0; i < e.events; {
-		bt := time.Now()
-		if err := exec("begin", "BEGIN TRANSACTION"); err != nil {
-			return Result{}, err
-		}
-		now := time.Now().UTC()
-		first := uint64(i + 1)
-		end := min(i+writeBatch, e.events)
-		t0 := time.Now()
-		for ; i < end; i++ {
+		// The pool repeats after len(pool) events: a repeat gets its own
+		// id, so that every event is new to the store.
+		items = items[:0]
+		for end := min(i+writeBatch, e.events); i < end; i++ {
 			p := &pool[i%len(pool)]
 			ev := p.ev
-			if err := stage.AppendRow(ev.Source, ev.ID, string(ev.Type), ev.Time.UTC(), ev.Subject, ev.Seq,
-				string(ev.Data), events.AgentOf(ev.Source), nil, p.subject, uint64(i+1), now,
-				keyHash(ev.Source, ev.ID)); err != nil {
-				return Result{}, fmt.Errorf("append row %d: %w", i, err)
+			if round := i / len(pool); round > 0 {
+				c := *ev
+				c.ID = fmt.Sprintf("%s-%d", ev.ID, round)
+				ev = &c
 			}
+			items = append(items, store.Item{Event: ev, Subject: p.subject, StreamSeq: uint64(i + 1)})
 		}
-		took["append rows"] += time.Since(t0)
-		t0 = time.Now()
-		if err := stage.Flush(); err != nil {
-			return Result{}, fmt.Errorf("appender flush: %w", err)
-		}
-		took["appender flush"] += time.Since(t0)
-		if err := exec("insert into events", queries.MustRead("ingest/append_events.sql")); err != nil {
+		bt := time.Now()
+		res, err := st.Write(ctx, store.Batch{Origin: store.FromNATS, Stream: "EVO", Position: uint64(i), Items: items})
+		if err != nil {
 			return Result{}, err
 		}
-		for _, d := range derive {
-			if err := exec("derive "+strings.TrimSuffix(path.Base(d.File), ".sql"), d.SQL); err != nil {
-				return Result{}, err
-			}
+		if res.Accepted != len(items) {
+			return Result{}, fmt.Errorf("%s: store accepted %d of a batch of %d", name, res.Accepted, len(items))
 		}
-		if err := exec("clear stage", queries.MustRead("ingest/clear_stage.sql")); err != nil {
-			return Result{}, err
-		}
-		if err := exec("save position", queries.MustRead("ingest/save_position.sql"), "EVO", uint64(i), now, now); err != nil {
-			return Result{}, err
-		}
-		n := int(uint64(i) - first + 1)
-		if err := exec("record batch", queries.MustRead("ingest/record_batch.sql"),
-			now, "nats", "EVO", first, uint64(i), n, n, 0, 0); err != nil {
-			return Result{}, err
-		}
-		walBefore := fileSize(wal)
-		t0 = time.Now()
-		if err := exec("commit", "COMMIT"); err != nil {
-			return Result{}, err
-		}
-		ct := time.Since(t0)
-		batchTook, commitTook = append(batchTook, time.Since(bt)), append(commitTook, ct)
-		maxCommit = max(maxCommit, ct)
-		if ct > 100*time.Millisecond {
+		batchTook, commitTook = append(batchTook, time.Since(bt)), append(commitTook, times.commit)
+		maxCommit = max(maxCommit, times.commit)
+		if times.commit > 100*time.Millisecond {
 			slowCommits++
-		}
-		if fileSize(wal) < walBefore {
-			checkpoints++
 		}
 		done.Store(int64(i))
 	}
 	// What was not checkpointed during the run is checkpointed at the end
 	// (or at the next open): it is part of the cost.
 	t0 := time.Now()
-	if _, err := c.ExecContext(ctx, "CHECKPOINT"); err != nil {
+	if _, err := st.DB().ExecContext(ctx, "CHECKPOINT"); err != nil {
 		return Result{}, fmt.Errorf("final checkpoint: %w", err)
 	}
 	final := time.Since(t0)
 	r := sp.row(name, what, int64(e.events), 0, time.Time{})
 	stop()
 	var total time.Duration
-	for _, d := range took {
+	for _, d := range times.took {
 		total += d
 	}
-	r.Extra = map[string]any{"batches": (e.events + writeBatch - 1) / writeBatch, "checkpoints_seen": checkpoints,
+	r.Extra = map[string]any{"batches": (e.events + writeBatch - 1) / writeBatch, "checkpoints_seen": times.checkpoints,
 		"commits_over_100ms": slowCommits, "max_commit_seconds": maxCommit.Seconds(),
 		"final_checkpoint_seconds": final.Seconds()}
 	k := max(1, len(batchTook)/10)
@@ -207,9 +149,10 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	r.Extra["first_tenth_commit_ms"] = meanMS(commitTook[:k])
 	r.Extra["last_tenth_commit_ms"] = meanMS(commitTook[len(commitTook)-k:])
 	var parts []string
-	for _, s := range steps {
-		r.Extra["s_"+strings.ReplaceAll(s, " ", "_")] = took[s].Seconds()
-		parts = append(parts, fmt.Sprintf("%s %.1fs (%.0f%%)", s, took[s].Seconds(), 100*took[s].Seconds()/total.Seconds()))
+	for _, s := range times.order {
+		d := times.took[s]
+		r.Extra["s_"+strings.ReplaceAll(s, " ", "_")] = d.Seconds()
+		parts = append(parts, fmt.Sprintf("%s %.1fs (%.0f%%)", s, d.Seconds(), 100*d.Seconds()/total.Seconds()))
 	}
 	e.log.Info(name+" breakdown", "steps", strings.Join(parts, ", "))
 	return r, nil

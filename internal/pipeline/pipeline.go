@@ -30,7 +30,9 @@ type Pipeline struct {
 	qs     *query.Service
 	http   *httpServer
 
-	cancel context.CancelFunc // stops the ingester; nil until it runs
+	ran    bool               // an ingester ran: the next Ingest starts a fresh one
+	closed bool
+	cancel context.CancelFunc // stops the running ingester; nil when none runs
 	done   chan struct{}      // closed when the ingester returned
 	err    error              // what it returned; read after done
 }
@@ -41,7 +43,9 @@ func Start(ctx context.Context, cfg Config) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Ingest()
+	if err := p.Ingest(); err != nil {
+		return nil, errors.Join(err, p.Close())
+	}
 	return p, nil
 }
 
@@ -110,22 +114,33 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	return p, nil
 }
 
-// Ingest starts the ingester. It runs until Close, or until it fails (Done
-// is then closed). Calling it again does nothing.
-func (p *Pipeline) Ingest() {
-	if p.cancel != nil {
-		return
+// Ingest starts the ingester. It runs until StopIngest or Close, or until
+// it fails (Done is then closed). It does nothing while one runs; after
+// StopIngest it starts a fresh ingester (new counters) on the same store.
+func (p *Pipeline) Ingest() error {
+	if p.closed || p.cancel != nil {
+		return nil
 	}
+	if p.ran {
+		in, err := ingest.New(p.cfg.ingestConfig(), p.st, p.cfg.Log)
+		if err != nil {
+			return err
+		}
+		p.in = in
+	}
+	p.ran = true
 	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
+	p.cancel, p.done, p.err = cancel, make(chan struct{}), nil
+	in, done := p.in, p.done
 	go func() {
-		defer close(p.done)
-		p.err = p.in.Run(ctx, p.js)
+		defer close(done)
+		p.err = in.Run(ctx, p.js)
 	}()
+	return nil
 }
 
-// Done is closed when the ingester has returned: after Close, or when it
-// failed on its own (Close then returns its error).
+// Done is closed when the running ingester has returned: after StopIngest
+// or Close, or when it failed on its own (they then return its error).
 func (p *Pipeline) Done() <-chan struct{} { return p.done }
 
 // WaitIngested waits until the store's committed position reaches the
@@ -170,6 +185,7 @@ func (p *Pipeline) StopIngest() error {
 	}
 	p.cancel()
 	<-p.done
+	p.cancel = nil
 	if p.err != nil {
 		return fmt.Errorf("ingester: %w", p.err)
 	}
@@ -179,15 +195,17 @@ func (p *Pipeline) StopIngest() error {
 // Close stops the pipeline in order: the ingester (it commits and acks the
 // batch in hand), the last acks sent, HTTP, the query service, the
 // connection, the store, the server. It returns the ingester's error and
-// every error of the shutdown.
+// every error of the shutdown. A second Close does nothing more.
 func (p *Pipeline) Close() error {
 	errs := []error{p.StopIngest()}
-	p.cancel = func() {} // a second Close waits for nothing
+	p.closed = true
 	if p.http != nil {
 		p.http.close()
+		p.http = nil
 	}
 	if p.qs != nil {
 		errs = append(errs, p.qs.Close())
+		p.qs = nil
 	}
 	if p.nc != nil {
 		if err := p.nc.FlushTimeout(flushAcks); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
@@ -200,6 +218,7 @@ func (p *Pipeline) Close() error {
 	}
 	if p.srv != nil {
 		p.srv.Close()
+		p.srv = nil
 	}
 	return errors.Join(errs...)
 }
@@ -219,7 +238,7 @@ func (p *Pipeline) KV() jetstream.KeyValue { return p.kv }
 // Store is the store the ingester writes.
 func (p *Pipeline) Store() *store.Store { return p.st }
 
-// Ingester is the ingester, for its counters.
+// Ingester is the current (or last) ingester, for its counters.
 func (p *Pipeline) Ingester() *ingest.Ingester { return p.in }
 
 // ClientURL is the URL other processes reach the embedded server at; empty
