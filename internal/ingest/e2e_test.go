@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/testutil"
@@ -113,30 +113,22 @@ func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool
 	}
 }
 
-// endToEnd publishes the sample sessions, synthetic sessions, duplicates and
-// bad messages through JetStream and checks what the ingester stored.
-func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
+// endToEnd runs the pipeline of pc (its server settings; the rest as the
+// test sets it), publishes the sample sessions, synthetic sessions,
+// duplicates and bad messages through JetStream and checks what the
+// ingester stored.
+func endToEnd(t *testing.T, pc pipeline.Config) {
 	ctx := t.Context()
-	stream := bus.DefaultStream()
-	if _, err := bus.EnsureStream(ctx, js, stream); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "e2e.duckdb"))
+	pc.DB = filepath.Join(t.TempDir(), "e2e.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	pc.Ingest.BatchSize = 500
+	pc.Ingest.FactsEvery = 100 * time.Millisecond
+	p, err := pipeline.Start(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
-	cfg.BatchSize = 500
-	cfg.FactsEvery = 100 * time.Millisecond
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	runErr := make(chan error, 1)
-	go func() { runErr <- in.Run(runCtx, js) }()
+	defer p.Close()
+	nc, js, st, cfg := p.Conn(), p.JetStream(), p.Store(), pc.Ingest
 
 	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
 	if err != nil {
@@ -176,25 +168,20 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 	if col.sent != len(col.ids) {
 		t.Fatalf("sent %d events but %d distinct (source, id)", col.sent, len(col.ids))
 	}
-	info, err := js.Stream(ctx, stream.Name)
-	if err != nil {
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := p.WaitIngested(wctx); err != nil {
 		t.Fatal(err)
 	}
-	si, _ := info.Info(ctx)
-	last := si.State.LastSeq
-	waitFor(t, "the ingester to reach the end of the stream", 60*time.Second, func() bool {
-		p, err := st.Position(ctx, stream.Name)
-		return err == nil && p == last
-	})
 	// Idle now: the ingester stores the facts of every session written.
 	waitFor(t, "the ingester to store the facts of every session while idle", 30*time.Second, func() bool {
 		n, err := st.PendingFacts(ctx)
 		return err == nil && n == 0
 	})
-	stop()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
+	if err := p.StopIngest(); err != nil {
+		t.Fatal(err)
 	}
+	in := p.Ingester()
 	// Read after Run returned: a refresh commits before its counters move.
 	if s := in.Stats().Snapshot(); s.FactsRefreshes == 0 || s.FactsSessions < 300 {
 		t.Errorf("facts refreshes %d storing %d sessions; want some, covering at least the 300 synthetic sessions", s.FactsRefreshes, s.FactsSessions)
@@ -271,14 +258,15 @@ func tableDigests(tb testing.TB, db *sql.DB) map[string]string {
 }
 
 func TestEndToEndEmbedded(t *testing.T) {
-	_, nc, js := testutil.Embedded(t)
-	endToEnd(t, nc, js)
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	endToEnd(t, pc)
 }
 
 func TestEndToEndSeparateServerProcess(t *testing.T) {
-	p := testutil.StartNATSProcess(t)
-	nc, js := testutil.Client(t, p.URL())
-	endToEnd(t, nc, js)
+	pc := pipeline.DefaultConfig()
+	pc.NATS.URL = testutil.StartNATSProcess(t).URL()
+	endToEnd(t, pc)
 }
 
 // A stream deleted and created again restarts its sequences; the ingester

@@ -186,7 +186,9 @@ func (p *Pipeline) StopIngest() error {
 	p.cancel()
 	<-p.done
 	p.cancel = nil
-	if p.err != nil {
+	// Stopped before it got going (still opening the stream): that is
+	// the stop asked for, not a failure.
+	if p.err != nil && !errors.Is(p.err, context.Canceled) {
 		return fmt.Errorf("ingester: %w", p.err)
 	}
 	return nil
