@@ -30,7 +30,7 @@ type Pipeline struct {
 	qs     *query.Service
 	http   *httpServer
 
-	ran    bool               // an ingester ran: the next Ingest starts a fresh one
+	ran    bool // an ingester ran: the next Ingest starts a fresh one
 	closed bool
 	cancel context.CancelFunc // stops the running ingester; nil when none runs
 	done   chan struct{}      // closed when the ingester returned
