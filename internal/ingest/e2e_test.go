@@ -16,9 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/pipeline"
-	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
@@ -275,17 +273,19 @@ func TestEndToEndSeparateServerProcess(t *testing.T) {
 // position covers.
 func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 	ctx := t.Context()
-	_, _, js := testutil.Embedded(t)
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.duckdb"))
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "r.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	p, err := pipeline.Open(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
+	defer p.Close()
+	js := p.JetStream()
 	ingestAll := func(sessions int, seed uint64) map[[2]string]bool {
 		t.Helper()
-		if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
+		if _, err := bus.EnsureStream(ctx, js, pc.Stream); err != nil {
 			t.Fatal(err)
 		}
 		pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
@@ -302,21 +302,15 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 		if err := pub.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		in, err := ingest.New(cfg, st, nil)
-		if err != nil {
+		if err := p.Ingest(); err != nil { // a fresh ingester, as after a restart
 			t.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- in.Run(runCtx, js) }()
-		s, _ := js.Stream(ctx, "EVO")
-		info, _ := s.Info(ctx)
-		waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
-			p, err := st.Position(ctx, "EVO")
-			return err == nil && p == info.State.LastSeq
-		})
-		stop()
-		if err := <-done; err != nil {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := p.WaitIngested(wctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.StopIngest(); err != nil {
 			t.Fatal(err)
 		}
 		return col.ids
@@ -329,7 +323,7 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 	// only the stream's identity tells that its head is new.
 	second := ingestAll(40, 22)
 	var n int
-	if err := st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+	if err := p.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if want := len(first) + len(second); n != want {
@@ -341,12 +335,16 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 // gone; the ingester reads on from what is left and counts what it missed.
 func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
 	ctx := t.Context()
-	_, _, js := testutil.Embedded(t)
-	s, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "p.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	p, err := pipeline.Open(ctx, pc) // the ingester starts after the purge
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	defer p.Close()
+	pub, err := agent.NewPublisher(p.JetStream(), agent.PublisherConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,38 +358,27 @@ func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As if retention had dropped the head of the stream: sequences 1–50.
-	if err := s.Purge(ctx, jetstream.WithPurgeSequence(51)); err != nil {
+	if err := p.Stream().Purge(ctx, jetstream.WithPurgeSequence(51)); err != nil {
 		t.Fatal(err)
 	}
-	info, _ := s.Info(ctx)
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "p.duckdb"))
-	if err != nil {
+	info, _ := p.Stream().Info(ctx)
+	if err := p.Ingest(); err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := p.WaitIngested(wctx); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- in.Run(runCtx, js) }()
-	waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
-		p, err := st.Position(ctx, "EVO")
-		return err == nil && p == info.State.LastSeq
-	})
-	stop()
-	if err := <-done; err != nil {
+	if err := p.StopIngest(); err != nil {
 		t.Fatal(err)
 	}
-	snap := in.Stats().Snapshot()
+	snap := p.Ingester().Stats().Snapshot()
 	if snap.Skipped != 50 {
 		t.Errorf("skipped = %d, want 50", snap.Skipped)
 	}
 	var n uint64
-	st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+	p.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n)
 	if want := info.State.Msgs; n != want {
 		t.Errorf("events = %d, want the %d messages left in the stream", n, want)
 	}
