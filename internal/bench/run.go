@@ -63,9 +63,9 @@ Phases, in order:
                    Nats-Msg-Id (so JetStream keeps them) and ingest them, all
                    of which must be skipped.
   diagnostic
-    write-steps    the statements store.Write runs per batch of 10,000 (the
-                   same SQL files, same order, one transaction each) timed one
-                   by one on a fresh database: where a commit's time goes. Then
+    write-steps    N events through store.Write in batches of 10,000 on a
+                   fresh database, each of its statements timed by the store
+                   (store.Options.StepTimer): where a commit's time goes. Then
                    again with checkpoint_threshold=100GB (write-steps-nockpt),
                    to show what DuckDB's automatic checkpoints cost. Both end
                    with an explicit CHECKPOINT, included in their time.
