@@ -76,16 +76,11 @@ func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	count := max(1, int(float64(m.Events)*e.dupFrac))
-	p, err := e.startPipeline(ctx, sc)
+	p, pjs, stop, err := e.startWithAgents(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	pnc, pjs, err := agents(p)
-	if err != nil {
-		return nil, err
-	}
-	defer pnc.Close()
+	defer stop()
 	stream := p.Stream()
 	pct := fmt.Sprintf("%g%%", 100*e.dupFrac)
 

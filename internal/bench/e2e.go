@@ -158,16 +158,11 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scConcurrent); err != nil {
 		return nil, err
 	}
-	p, err := e.startPipeline(ctx, scConcurrent)
+	p, pjs, stop, err := e.startWithAgents(ctx, scConcurrent)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	pnc, pjs, err := agents(p)
-	if err != nil {
-		return nil, err
-	}
-	defer pnc.Close()
+	defer stop()
 	stream, st := p.Stream(), p.Store()
 	stopProfile, err := e.startProfile()
 	if err != nil {

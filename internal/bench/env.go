@@ -161,18 +161,28 @@ func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline,
 	return pipeline.Open(ctx, cfg)
 }
 
-// agents opens the agents' own connection to the pipeline's server.
-func agents(p *pipeline.Pipeline) (*nats.Conn, jetstream.JetStream, error) {
+// startWithAgents opens the pipeline (startPipeline) and the agents' own
+// connection to its server; stop closes both.
+func (e *env) startWithAgents(ctx context.Context, sc string) (_ *pipeline.Pipeline, _ jetstream.JetStream, stop func(), err error) {
+	p, err := e.startPipeline(ctx, sc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	nc, err := p.Connect("bench-agents")
 	if err != nil {
-		return nil, nil, err
+		p.Close()
+		return nil, nil, nil, err
+	}
+	stop = func() {
+		nc.Close()
+		p.Close()
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream on connection bench-agents: %w", err)
+		stop()
+		return nil, nil, nil, fmt.Errorf("jetstream on connection bench-agents: %w", err)
 	}
-	return nc, js, nil
+	return p, js, stop, nil
 }
 
 // warnOnly filters a logger to warnings and errors.

@@ -6,7 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"hash/fnv"
+
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -264,7 +265,7 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]Result, error) {
 			ev := p.ev
 			if err := app.AppendRow(ev.Source, ev.ID, string(ev.Type), ev.Time.UTC(), ev.Subject, ev.Seq,
 				string(ev.Data), events.AgentOf(ev.Source), nil, p.subject, uint64(i+1), now,
-				keyHash(ev.Source, ev.ID)); err != nil {
+				store.KeyHash(ev.Source, ev.ID)); err != nil {
 				return nil, fmt.Errorf("append row %d: %w", i, err)
 			}
 			payloadBytes += int64(len(p.body))
@@ -289,13 +290,4 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]Result, error) {
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "mb_per_s_of": "JSON payload bytes the rows came from"}
 	return []Result{r}, nil
-}
-
-// keyHash is the store's de-duplication hash: FNV-1a of source NUL id.
-func keyHash(source, id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(source))
-	h.Write([]byte{0})
-	h.Write([]byte(id))
-	return h.Sum64()
 }

@@ -1,21 +1,10 @@
-// Package demo is the closed loop of agentsim demo, in one process, over
-// several generations: a simulated fleet publishes its sessions, the
-// pipeline ingests them, the analyzers learn rules from every session so
-// far, the rules go into the key-value bucket, and the next generation's
-// agents run with them. It returns the evolution curve, read through the
-// analyzers, and writes the report of the last generation.
 package demo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -31,79 +20,6 @@ import (
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/sim"
 )
-
-// Config is one demo run.
-type Config struct {
-	Scenario    *sim.Scenario
-	Generations int
-	Sessions    int // per generation; 0: the scenario's
-	Concurrency int // 0: the scenario's
-	Seed        uint64
-	// Dir holds the JetStream store and, unless DB is set, the database;
-	// empty picks a fresh ./evosignal-demo, ./evosignal-demo-2, …
-	Dir string
-	// DB is the DuckDB file to write; it must not exist.
-	DB       string
-	Rules    metrics.RulesConfig
-	Progress io.Writer // progress lines
-	Log      *slog.Logger
-}
-
-// Result is what a run made: the curve and where it wrote.
-type Result struct {
-	Curve    []Generation
-	Dir      string
-	StoreDir string // the JetStream store
-	DB       string
-	Report   string // the report's HTML page
-}
-
-// Run resolves the paths (Paths), runs the loop and writes the report of
-// the last generation into <dir>/report.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
-	dir, storeDir, db, err := Paths(cfg.Dir, cfg.DB)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(cfg.Progress, "agentsim demo: %d generations in %s\n", cfg.Generations, dir)
-	res := &Result{Dir: dir, StoreDir: storeDir, DB: db}
-	if res.Curve, err = runLoop(ctx, cfg, storeDir, db); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	if res.Report, err = writeReport(ctx, db, filepath.Join(dir, "report"), res.Curve, cfg.Rules); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	return res, nil
-}
-
-// Paths picks the directory, store and database of a demo: all new.
-func Paths(dir, db string) (dirOut, storeDir, dbOut string, err error) {
-	if dir == "" {
-		dir = "evosignal-demo"
-		for i := 2; exists(dir); i++ {
-			dir = fmt.Sprintf("evosignal-demo-%d", i)
-		}
-	}
-	storeDir = filepath.Join(dir, "jetstream")
-	if db == "" {
-		db = filepath.Join(dir, "evosignal.duckdb")
-	}
-	if exists(storeDir) {
-		return "", "", "", fmt.Errorf("%s holds a previous demo's JetStream store; remove it or choose another -dir", dir)
-	}
-	if exists(db) {
-		return "", "", "", fmt.Errorf("database %s exists; remove it or choose another -db or -dir", db)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", "", err
-	}
-	return dir, storeDir, db, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
 
 // Generation is one point of the evolution curve. Rates are over the
 // generation's ended sessions; failure_rate is over their real tool calls
@@ -291,77 +207,4 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 		gen.Ruleset = &v
 	}
 	return gen, nil
-}
-
-// publishRules publishes the rule sets exactly as analyze rules -publish
-// does (bus.PublishRuleSets: the global set, and each agent's own set when
-// it has rules) and returns the version each agent's watcher should then
-// hold: its own set's, or the global one's when it has none.
-func publishRules(ctx context.Context, kv jetstream.KeyValue, global *metrics.LearnedRules, byAgent map[string]*metrics.LearnedRules) (map[string]string, error) {
-	docs := map[string]bus.RuleSetDoc{}
-	encode := func(rs *metrics.LearnedRules) (bus.RuleSetDoc, error) {
-		b, err := json.Marshal(rs)
-		if err != nil {
-			return bus.RuleSetDoc{}, fmt.Errorf("encode rule set %s: %w", rs.Version, err)
-		}
-		return bus.RuleSetDoc{JSON: b, Empty: len(rs.Rules) == 0}, nil
-	}
-	want := map[string]string{}
-	for name, rs := range byAgent {
-		d, err := encode(rs)
-		if err != nil {
-			return nil, err
-		}
-		docs[name] = d
-		want[name] = global.Version
-		if !d.Empty {
-			want[name] = rs.Version
-		}
-	}
-	d, err := encode(global)
-	if err != nil {
-		return nil, err
-	}
-	docs[bus.GlobalRulesKey] = d
-	want[bus.GlobalRulesKey] = global.Version
-	if _, err := bus.PublishRuleSets(ctx, kv, docs); err != nil {
-		return nil, fmt.Errorf("publish rules: %w", err)
-	}
-	return want, nil
-}
-
-// waitRules waits until each watcher holds the version published for its
-// agent (the global one when none was).
-func waitRules(ctx context.Context, watchers map[string]*rules.Watcher, want map[string]string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for name, w := range watchers {
-		v, ok := want[name]
-		if !ok {
-			v = want[bus.GlobalRulesKey]
-		}
-		for {
-			ch := w.Changed()
-			if w.Current().Version == v {
-				break
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return fmt.Errorf("agent %s did not see rule set %s (holds %q; last problem: %v): %w", name, v, w.Current().Version, w.Err(), ctx.Err())
-			}
-		}
-	}
-	return nil
-}
-
-// ruleIDs is the union of the rule ids the agents hold, sorted.
-func ruleIDs(watchers map[string]*rules.Watcher, names []string) []string {
-	ids := map[string]bool{}
-	for _, n := range names {
-		for _, id := range watchers[n].Current().IDs() {
-			ids[id] = true
-		}
-	}
-	return append([]string{}, slices.Sorted(maps.Keys(ids))...)
 }

@@ -144,7 +144,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 		if it.Event == nil {
 			continue
 		}
-		h := keyHash(it.Event.Source, it.Event.ID)
+		h := KeyHash(it.Event.Source, it.Event.ID)
 		if s.keys.has(h) {
 			candidates = append(candidates, h)
 		}
@@ -159,7 +159,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 			continue
 		}
 		e := it.Event
-		h := keyHash(e.Source, e.ID)
+		h := KeyHash(e.Source, e.ID)
 		if stored[key{e.Source, e.ID}] {
 			dups++
 			continue
