@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/demo"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/sim"
 )
@@ -83,35 +82,6 @@ func parseDemo(args []string, stderr io.Writer) (*demoOptions, error) {
 	return o, nil
 }
 
-// demoPaths picks the directory, store and database of a demo: all new.
-func demoPaths(dir, db string) (dirOut, storeDir, dbOut string, err error) {
-	if dir == "" {
-		dir = "evosignal-demo"
-		for i := 2; exists(dir); i++ {
-			dir = fmt.Sprintf("evosignal-demo-%d", i)
-		}
-	}
-	storeDir = filepath.Join(dir, "jetstream")
-	if db == "" {
-		db = filepath.Join(dir, "evosignal.duckdb")
-	}
-	if exists(storeDir) {
-		return "", "", "", fmt.Errorf("%s holds a previous demo's JetStream store; remove it or choose another -dir", dir)
-	}
-	if exists(db) {
-		return "", "", "", fmt.Errorf("database %s exists; remove it or choose another -db or -dir", db)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", "", err
-	}
-	return dir, storeDir, db, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o, err := parseDemo(args, stderr)
 	if err != nil {
@@ -125,78 +95,38 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	dir, storeDir, db, err := demoPaths(o.dir, o.db)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "agentsim demo: %d generations in %s\n", o.generations, dir)
 	t0 := time.Now()
-	curve, err := runLoop(ctx, loopConfig{
+	res, err := demo.Run(ctx, demo.Config{
 		Scenario:    sc,
 		Generations: o.generations,
 		Sessions:    o.sessions,
 		Concurrency: o.concurrency,
 		Seed:        o.seed,
-		StoreDir:    storeDir,
-		DB:          db,
+		Dir:         o.dir,
+		DB:          o.db,
 		Rules:       metrics.DefaultRulesConfig(),
 		Progress:    stderr,
 		Log:         log,
 	})
 	if err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return err
 	}
 	paths := stdout
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(curve); err != nil {
+		if err := enc.Encode(res.Curve); err != nil {
 			return err
 		}
 		paths = stderr
-	} else if err := writeCurve(stdout, curve); err != nil {
+	} else if err := demo.WriteCurve(stdout, res.Curve); err != nil {
 		return err
 	}
-	page, err := writeDemoReport(ctx, db, filepath.Join(dir, "report"), curve, metrics.DefaultRulesConfig())
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	absDB, _ := filepath.Abs(db)
-	absStore, _ := filepath.Abs(storeDir)
-	absPage, _ := filepath.Abs(page)
+	absDB, _ := filepath.Abs(res.DB)
+	absStore, _ := filepath.Abs(res.StoreDir)
+	absPage, _ := filepath.Abs(res.Report)
 	fmt.Fprintf(stderr, "agentsim demo: done in %s\n", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(paths, "database:  %s\njetstream: %s\nreport:    %s\n", absDB, absStore, absPage)
 	fmt.Fprintf(paths, "explore:   go run ./cmd/analyze trend -db %s -every day\n", absDB)
-	return nil
-}
-
-// writeCurve prints the curve as a table, then the change from the first
-// generation to the last.
-func writeCurve(w io.Writer, curve []generation) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "generation\tsessions\tfirst-try success\tavg replans\ttool failure rate\tran with\tthen learned\t")
-	for _, g := range curve {
-		ran := "no rules"
-		if g.Ruleset != nil {
-			ran = fmt.Sprintf("%s (%d rules)", *g.Ruleset, len(g.Rules))
-		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%s\t%s\t%s (%d rules)\t\n", g.Generation, g.Sessions,
-			pct(g.FirstTrySuccessRate), deref(g.AvgReplans), pct(g.FailureRate), ran, g.LearnedRuleset, len(g.LearnedRules))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(curve) > 1 {
-		a, b := curve[0], curve[len(curve)-1]
-		fmt.Fprintf(w, "\nfirst-try success %s → %s, avg replans %.2f → %.2f, tool failure rate %s → %s\n",
-			pct(a.FirstTrySuccessRate), pct(b.FirstTrySuccessRate), deref(a.AvgReplans), deref(b.AvgReplans), pct(a.FailureRate), pct(b.FailureRate))
-	}
-	if n := len(curve); n > 0 && len(curve[n-1].LearnedRules) > 0 {
-		fmt.Fprintf(w, "\nrules learned from all %d generations:\n", n)
-		for _, id := range curve[n-1].LearnedRules {
-			fmt.Fprintf(w, "  %s\n", id)
-		}
-	}
-	fmt.Fprintln(w)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/evosignal/evosignal/internal/demo"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
@@ -24,7 +25,7 @@ func TestDemoImproves(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, errOut)
 	}
-	var curve []generation
+	var curve []demo.Generation
 	if err := json.Unmarshal([]byte(out), &curve); err != nil {
 		t.Fatalf("demo -json printed no JSON array: %v\n%s", err, out)
 	}
@@ -120,31 +121,5 @@ func TestDemoTable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "jetstream")); err != nil {
 		t.Errorf("no JetStream store in the demo directory: %v", err)
-	}
-}
-
-func TestDemoPaths(t *testing.T) {
-	t.Chdir(t.TempDir())
-	tests := []struct {
-		name, dir, db            string
-		wantDir, wantDB, wantErr string
-	}{
-		{name: "fresh default", wantDir: "evosignal-demo", wantDB: filepath.Join("evosignal-demo", "evosignal.duckdb")},
-		{name: "default taken", wantDir: "evosignal-demo-2", wantDB: filepath.Join("evosignal-demo-2", "evosignal.duckdb")},
-		{name: "own dir and db", dir: "x", db: "y.duckdb", wantDir: "x", wantDB: "y.duckdb"},
-		{name: "db exists", dir: "z", db: "exists.duckdb", wantErr: "exists"},
-	}
-	os.WriteFile("exists.duckdb", nil, 0o644)
-	for _, tt := range tests {
-		dir, store, db, err := demoPaths(tt.dir, tt.db)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: demoPaths = %v, want %q", tt.name, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || dir != tt.wantDir || db != tt.wantDB || store != filepath.Join(tt.wantDir, "jetstream") {
-			t.Errorf("%s: demoPaths(%q, %q) = %q, %q, %q, %v; want %q, %q", tt.name, tt.dir, tt.db, dir, store, db, err, tt.wantDir, tt.wantDB)
-		}
 	}
 }

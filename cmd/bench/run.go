@@ -1,150 +1,40 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
+
+	"github.com/evosignal/evosignal/internal/bench"
 )
 
-const usage = `Usage: bench [flags]
-
-Measures the ingest pipeline on the embedded defaults (an in-process
-nats-server with a JetStream file store, a DuckDB file, both in a temporary
-directory) and prints one row per phase: events, seconds, events/s, MB/s, CPU
-cores used, peak RSS and peak Go heap.
-
-Phases, in order:
-
-  limits (always)
-    js-publish     async-publish N payloads to a separate stream BENCH (no
-                   Nats-Msg-Id). The payloads cycle through a pool of -pool
-                   pre-generated synth events, so their sizes are those of real
-                   events and generating them is not timed.
-    js-consume     read them back with a durable pull consumer (the ingester's
-                   consumer settings), acking each message, nothing else.
-    duckdb-append  append N rows with the columns of events into a fresh
-                   database with the DuckDB Appender, committing every 10,000.
-  end to end, -mode backlog
-    publish        N synth events through agent.Publisher (defaults) to the EVO
-                   stream; generating them is part of the time, as in an agent.
-    ingest         the real ingester (ingest.Run, ingest.DefaultConfig) from an
-                   empty database until its committed position is the stream's
-                   last sequence; acks after commit, as always.
-  end to end, -mode concurrent
-    concurrent     the ingester runs while N synth events are published to an
-                   empty stream: N / (first publish → last commit).
-  de-duplication (on the backlog database, else the concurrent one)
-    dedup-open     store.Open of the database of N events, in a new process:
-                   the time to load the key set, and its Go heap per key.
-    dedup          two passes on that database, reported as
-                   dedup-clean: ingest -dup-frac×N new events (the reference);
-                   dedup-resent: re-send -dup-frac×N stored events without
-                   Nats-Msg-Id (so JetStream keeps them) and ingest them, all
-                   of which must be skipped.
-  diagnostic
-    write-steps    the statements store.Write runs per batch of 10,000 (the
-                   same SQL files, same order, one transaction each) timed one
-                   by one on a fresh database: where a commit's time goes. Then
-                   again with checkpoint_threshold=100GB (write-steps-nockpt),
-                   to show what DuckDB's automatic checkpoints cost. Both end
-                   with an explicit CHECKPOINT, included in their time.
-
-Each phase runs in its own process (the command re-executes itself with the
-internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
-heap peak is sampled every 20ms. MB/s counts JetStream stream bytes for the
-NATS and ingest phases, JSON payload bytes for js-publish, js-consume and
-duckdb-append. CPU is the process's CPU time over wall time (2.00 = two cores
-busy); "others" is the cores other processes kept busy meanwhile (from
-/proc/stat): anything well above 0 means the figures understate the pipeline;
-"iowait" the cores idle waiting for disk I/O meanwhile.
-Progress goes to stderr every -progress; the report to stdout.
-
-On a shared machine, -wait-idle waits before each phase until other processes
-leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
-whose passes change the database) and keeps its least contended attempt; a
-row still contended is marked contended=true in the notes.
-
-  bench                                 1,000,000 events, every phase
-  bench -events 100000 -mode backlog    a quicker look
-  bench -wait-idle 10m -retries 3       on a machine others use too
-  bench -cpuprofile ingest.pprof        profile the ingest phase, then:
-                                        go tool pprof -top bench ingest.pprof
-  bench -cpuprofile dup.pprof -profile dedup
-                                        profile the re-sent pass instead
-
-The ingest, concurrent and dedup phases profile their measured section only
-(dedup: the re-sent pass); any other phase is profiled whole.
-
-Flags:
-`
-
-// The phases, by name, in the order they run.
-var phases = map[string]func(context.Context, *env) ([]result, error){
-	"js-publish":    phaseJSPublish,
-	"js-consume":    phaseJSConsume,
-	"duckdb-append": phaseDuckDBAppend,
-	"publish":       phasePublish,
-	"ingest":        phaseIngest,
-	"concurrent":    phaseConcurrent,
-	"dedup-open":    phaseDedupOpen,
-	"dedup":         phaseDedup,
-	"write-steps":   phaseWriteSteps,
-}
-
-// selfProfiled are the phases that profile their measured section only.
-var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": true}
-
-type options struct {
-	env
-	mode        string
-	json        bool
-	keep        string
-	only        string
-	profile     string
-	inProcess   bool
-	waitIdleMax time.Duration
-	retries     int
-	phase       string // internal: run this one phase and print its results as JSON
-}
-
-func parse(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+func parse(args []string, stderr io.Writer) (*bench.Config, error) {
+	c := bench.DefaultConfig()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, bench.Usage)
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&o.events, "events", 1_000_000, "`N`: events per phase")
-	fs.StringVar(&o.mode, "mode", "both", "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
-	fs.BoolVar(&o.json, "json", false, "print the results as JSON instead of a table")
-	fs.StringVar(&o.keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
-	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of one phase (see -profile) to `file`")
-	fs.StringVar(&o.profile, "profile", "", "the `phase` -cpuprofile profiles (default ingest, or concurrent with -mode concurrent)")
-	fs.Float64Var(&o.dupFrac, "dup-frac", 0.1, "share of N re-sent (and newly sent) in the de-duplication passes")
-	fs.IntVar(&o.pool, "pool", 50_000, "pre-generated payloads the raw phases cycle through")
-	fs.Uint64Var(&o.seed, "seed", 1, "synth seed")
-	fs.DurationVar(&o.progress, "progress", 5*time.Second, "log progress to stderr this often")
-	fs.StringVar(&o.only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
-	fs.BoolVar(&o.inProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
-	fs.DurationVar(&o.waitIdleMax, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
-	fs.IntVar(&o.retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
-	fs.StringVar(&o.phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
-	fs.StringVar(&o.dir, "dir", "", "internal: the work `dir` of -phase")
+	fs.IntVar(&c.Events, "events", c.Events, "`N`: events per phase")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
+	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
+	fs.StringVar(&c.Keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of one phase (see -profile) to `file`")
+	fs.StringVar(&c.Profile, "profile", "", "the `phase` -cpuprofile profiles (default ingest, or concurrent with -mode concurrent)")
+	fs.Float64Var(&c.DupFrac, "dup-frac", c.DupFrac, "share of N re-sent (and newly sent) in the de-duplication passes")
+	fs.IntVar(&c.Pool, "pool", c.Pool, "pre-generated payloads the raw phases cycle through")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "synth seed")
+	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
+	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
+	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
+	fs.DurationVar(&c.WaitIdle, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	fs.IntVar(&c.Retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
+	fs.StringVar(&c.Phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
+	fs.StringVar(&c.Dir, "dir", "", "internal: the work `dir` of -phase")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
@@ -155,227 +45,21 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
 		return nil, errUsage
 	}
-	var errs []error
-	if o.events < 1 {
-		errs = append(errs, fmt.Errorf("-events %d must be at least 1", o.events))
-	}
-	if o.pool < 1 {
-		errs = append(errs, fmt.Errorf("-pool %d must be at least 1", o.pool))
-	}
-	if o.dupFrac <= 0 || o.dupFrac > 1 {
-		errs = append(errs, fmt.Errorf("-dup-frac %g must be in (0, 1]", o.dupFrac))
-	}
-	if o.retries < 0 {
-		errs = append(errs, fmt.Errorf("-retries %d is negative", o.retries))
-	}
-	if o.progress <= 0 {
-		errs = append(errs, fmt.Errorf("-progress %s must be positive", o.progress))
-	}
-	if !slices.Contains([]string{"backlog", "concurrent", "both"}, o.mode) {
-		errs = append(errs, fmt.Errorf("-mode %q: want backlog, concurrent or both", o.mode))
-	}
-	if o.phase != "" {
-		if phases[o.phase] == nil {
-			errs = append(errs, fmt.Errorf("-phase %q: no such phase", o.phase))
-		}
-		if o.dir == "" {
-			errs = append(errs, errors.New("-phase needs -dir"))
-		}
-	}
-	if o.profile != "" && phases[o.profile] == nil {
-		errs = append(errs, fmt.Errorf("-profile: no phase %q", o.profile))
-	}
-	for _, p := range o.onlyList() {
-		if phases[p] == nil {
-			errs = append(errs, fmt.Errorf("-only: no phase %q", p))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := c.Validate(); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return nil, errUsage
 	}
-	if o.cpuprofile != "" {
-		abs, err := filepath.Abs(o.cpuprofile)
-		if err != nil {
-			return nil, err
-		}
-		o.cpuprofile = abs
-	}
-	return o, nil
-}
-
-func (o *options) onlyList() []string {
-	if o.only == "" {
-		return nil
-	}
-	return strings.Split(o.only, ",")
-}
-
-// plan lists the phases to run, in order.
-func (o *options) plan() []string {
-	p := []string{"js-publish", "js-consume", "duckdb-append"}
-	if o.mode != "concurrent" {
-		p = append(p, "publish", "ingest")
-	}
-	if o.mode != "backlog" {
-		p = append(p, "concurrent")
-	}
-	p = append(p, "dedup-open", "dedup", "write-steps")
-	if only := o.onlyList(); only != nil {
-		p = slices.DeleteFunc(p, func(s string) bool { return !slices.Contains(only, s) })
-	}
-	return p
-}
-
-// profiled is the phase -cpuprofile applies to.
-func (o *options) profiled() string {
-	if o.profile != "" {
-		return o.profile
-	}
-	if o.mode == "concurrent" {
-		return "concurrent"
-	}
-	return "ingest"
+	c.Command = "bench " + strings.Join(args, " ")
+	return &c, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
+	c, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	o.log = slog.New(slog.NewTextHandler(stderr, nil))
-	if o.phase != "" {
-		return runChild(ctx, o, stdout)
-	}
-
-	dir := o.keep
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "evosignal-bench-"); err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := emptyDir(dir, o.only != ""); err != nil {
-		return err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return err
-	}
-	o.dir = dir
-	rep := report{Machine: machineInfo(), Command: "bench " + strings.Join(args, " "), Events: o.events, Mode: o.mode}
-	var runErr error
-	for _, name := range o.plan() {
-		o.log.Info("phase", "name", name, "events", o.events, "dir", dir)
-		rs, err := o.runWithRetries(ctx, name, func(profile string) ([]result, error) {
-			if o.inProcess {
-				return runPhase(ctx, o, name, profile)
-			}
-			return o.spawn(ctx, name, profile, stderr)
-		})
-		if err != nil {
-			runErr = fmt.Errorf("phase %s: %w", name, err)
-			break
-		}
-		for _, r := range rs {
-			o.log.Info("result", "phase", r.Phase, "events", r.Events, "seconds", round(r.Seconds, 2),
-				"events_per_s", int64(r.PerSec), "peak_rss_mib", int(r.PeakRSSMiB))
-		}
-		rep.Results = append(rep.Results, rs...)
-	}
-	if len(rep.Results) > 0 {
-		if o.json {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(rep); err != nil {
-				return errors.Join(runErr, err)
-			}
-		} else {
-			rep.write(stdout)
-		}
-	}
-	return runErr
-}
-
-// emptyDir creates dir, or checks that it is empty unless reuse.
-func emptyDir(dir string, reuse bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("-keep %s: %w", dir, err)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("-keep %s: %w", dir, err)
-	}
-	if len(ents) > 0 && !reuse {
-		return fmt.Errorf("-keep %s: directory is not empty (a run needs a fresh one; -only reuses it)", dir)
-	}
-	return nil
-}
-
-// spawn runs one phase in a new process of this executable.
-func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Writer) ([]result, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own executable: %w", err)
-	}
-	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
-		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
-		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String()}
-	if profile != "" {
-		args = append(args, "-cpuprofile", profile)
-	}
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 30 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("run %s -phase %s: %w", filepath.Base(exe), name, err)
-	}
-	var rs []result
-	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
-		return nil, fmt.Errorf("read results of phase %s: %w", name, err)
-	}
-	return rs, nil
-}
-
-// runChild runs the phase of -phase and prints its results as JSON.
-func runChild(ctx context.Context, o *options, stdout io.Writer) error {
-	o.log = o.log.With("phase", o.phase)
-	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
-	if err != nil {
-		return err
-	}
-	return json.NewEncoder(stdout).Encode(rs)
-}
-
-// runPhase runs one phase here, writing a CPU profile to profile if set,
-// and fills in its memory figures.
-func runPhase(ctx context.Context, o *options, name, profile string) ([]result, error) {
-	e := o.env
-	e.cpuprofile = profile
-	runtime.GC()
-	debug.FreeOSMemory()
-	resetPeakRSS()
-	h := startHeapSampler(ctx)
-	stopProfile := func() {}
-	if !selfProfiled[name] {
-		var err error
-		if stopProfile, err = e.startProfile(); err != nil {
-			return nil, err
-		}
-	}
-	rs, err := phases[name](ctx, &e)
-	stopProfile()
-	heap := h.Close()
-	if err != nil {
-		return nil, err
-	}
-	rss := procStatus("VmHWM")
-	for i := range rs {
-		rs[i].PeakRSSMiB = mib(rss)
-		rs[i].HeapPeakMiB = mib(int64(heap))
-	}
-	return rs, nil
+	return bench.Run(ctx, *c, stdout, stderr)
 }

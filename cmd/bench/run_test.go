@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/evosignal/evosignal/internal/bench"
 )
 
 // TestRun runs every phase on a few thousand events in this process and
@@ -16,7 +18,7 @@ func TestRun(t *testing.T) {
 	if err := run(t.Context(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("run(%q) = %v\nstderr:\n%s", args, err, stderr.String())
 	}
-	var rep report
+	var rep bench.Report
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}

@@ -19,8 +19,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
@@ -191,25 +190,17 @@ func TestNATSRestartMidStream(t *testing.T) {
 	}
 	ctx := t.Context()
 	srv := testutil.StartNATSProcess(t)
-	_, js := testutil.Client(t, srv.URL())
+	pc := pipeline.DefaultConfig()
+	pc.NATS.URL = srv.URL()
+	pc.DB = filepath.Join(t.TempDir(), "restart.duckdb")
+	pc.Ingest.BatchSize, pc.Ingest.FlushInterval, pc.Ingest.AckWait = 2000, 50*time.Millisecond, 5*time.Second
+	pc.Log = slog.New(slog.NewTextHandler(t.Output(), nil))
+	p, err := pipeline.Start(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
 	_, pubJS := testutil.Client(t, srv.URL()) // the agents' own connection
-	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
-		t.Fatal(err)
-	}
-	dbPath := filepath.Join(t.TempDir(), "restart.duckdb")
-	st, err := store.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := ingest.DefaultConfig()
-	cfg.BatchSize, cfg.FlushInterval, cfg.AckWait = 2000, 50*time.Millisecond, 5*time.Second
-	in, err := ingest.New(cfg, st, slog.New(slog.NewTextHandler(t.Output(), nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	runErr := make(chan error, 1)
-	go func() { runErr <- in.Run(runCtx, js) }()
 
 	var sent map[[2]string]bool
 	var pubErr error
@@ -217,6 +208,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 	wg.Add(1)
 	go func() { defer wg.Done(); sent, pubErr = publishSessions(ctx, t, pubJS, crashEvents, 13) }()
 
+	in := p.Ingester()
 	for _, at := range []int64{20_000, 60_000} {
 		waitFor(t, fmt.Sprintf("the ingester to take %d messages", at), 2*time.Minute, func() bool { return in.Stats().Snapshot().Messages >= at })
 		srv.Stop()
@@ -228,19 +220,16 @@ func TestNATSRestartMidStream(t *testing.T) {
 	if pubErr != nil {
 		t.Fatal(pubErr)
 	}
-	last := lastSeq(ctx, t, js)
-	waitFor(t, "the ingester to reach the end of the stream", 2*time.Minute, func() bool {
-		p, err := st.Position(ctx, "EVO")
-		return err == nil && p == last
-	})
-	stop()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	if err := st.Close(); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	last, err := p.WaitIngested(wctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkExactlyOnce(t, dbPath, sent, last)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, pc.DB, sent, last)
 	t.Logf("re-anchors: %d, redeliveries: %d", in.Stats().Snapshot().Reanchors, in.Stats().Snapshot().Redelivered)
 }
 

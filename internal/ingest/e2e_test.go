@@ -11,14 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
@@ -113,30 +111,22 @@ func waitFor(tb testing.TB, what string, timeout time.Duration, cond func() bool
 	}
 }
 
-// endToEnd publishes the sample sessions, synthetic sessions, duplicates and
-// bad messages through JetStream and checks what the ingester stored.
-func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
+// endToEnd runs the pipeline of pc (its server settings; the rest as the
+// test sets it), publishes the sample sessions, synthetic sessions,
+// duplicates and bad messages through JetStream and checks what the
+// ingester stored.
+func endToEnd(t *testing.T, pc pipeline.Config) {
 	ctx := t.Context()
-	stream := bus.DefaultStream()
-	if _, err := bus.EnsureStream(ctx, js, stream); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "e2e.duckdb"))
+	pc.DB = filepath.Join(t.TempDir(), "e2e.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	pc.Ingest.BatchSize = 500
+	pc.Ingest.FactsEvery = 100 * time.Millisecond
+	p, err := pipeline.Start(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
-	cfg.BatchSize = 500
-	cfg.FactsEvery = 100 * time.Millisecond
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	runErr := make(chan error, 1)
-	go func() { runErr <- in.Run(runCtx, js) }()
+	defer p.Close()
+	nc, js, st, cfg := p.Conn(), p.JetStream(), p.Store(), pc.Ingest
 
 	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
 	if err != nil {
@@ -176,25 +166,20 @@ func endToEnd(t *testing.T, nc *nats.Conn, js jetstream.JetStream) {
 	if col.sent != len(col.ids) {
 		t.Fatalf("sent %d events but %d distinct (source, id)", col.sent, len(col.ids))
 	}
-	info, err := js.Stream(ctx, stream.Name)
-	if err != nil {
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := p.WaitIngested(wctx); err != nil {
 		t.Fatal(err)
 	}
-	si, _ := info.Info(ctx)
-	last := si.State.LastSeq
-	waitFor(t, "the ingester to reach the end of the stream", 60*time.Second, func() bool {
-		p, err := st.Position(ctx, stream.Name)
-		return err == nil && p == last
-	})
 	// Idle now: the ingester stores the facts of every session written.
 	waitFor(t, "the ingester to store the facts of every session while idle", 30*time.Second, func() bool {
 		n, err := st.PendingFacts(ctx)
 		return err == nil && n == 0
 	})
-	stop()
-	if err := <-runErr; err != nil {
-		t.Fatalf("Run: %v", err)
+	if err := p.StopIngest(); err != nil {
+		t.Fatal(err)
 	}
+	in := p.Ingester()
 	// Read after Run returned: a refresh commits before its counters move.
 	if s := in.Stats().Snapshot(); s.FactsRefreshes == 0 || s.FactsSessions < 300 {
 		t.Errorf("facts refreshes %d storing %d sessions; want some, covering at least the 300 synthetic sessions", s.FactsRefreshes, s.FactsSessions)
@@ -271,14 +256,15 @@ func tableDigests(tb testing.TB, db *sql.DB) map[string]string {
 }
 
 func TestEndToEndEmbedded(t *testing.T) {
-	_, nc, js := testutil.Embedded(t)
-	endToEnd(t, nc, js)
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	endToEnd(t, pc)
 }
 
 func TestEndToEndSeparateServerProcess(t *testing.T) {
-	p := testutil.StartNATSProcess(t)
-	nc, js := testutil.Client(t, p.URL())
-	endToEnd(t, nc, js)
+	pc := pipeline.DefaultConfig()
+	pc.NATS.URL = testutil.StartNATSProcess(t).URL()
+	endToEnd(t, pc)
 }
 
 // A stream deleted and created again restarts its sequences; the ingester
@@ -287,17 +273,19 @@ func TestEndToEndSeparateServerProcess(t *testing.T) {
 // position covers.
 func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 	ctx := t.Context()
-	_, _, js := testutil.Embedded(t)
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "r.duckdb"))
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "r.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	p, err := pipeline.Open(ctx, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
+	defer p.Close()
+	js := p.JetStream()
 	ingestAll := func(sessions int, seed uint64) map[[2]string]bool {
 		t.Helper()
-		if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
+		if _, err := bus.EnsureStream(ctx, js, pc.Stream); err != nil {
 			t.Fatal(err)
 		}
 		pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
@@ -314,21 +302,15 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 		if err := pub.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		in, err := ingest.New(cfg, st, nil)
-		if err != nil {
+		if err := p.Ingest(); err != nil { // a fresh ingester, as after a restart
 			t.Fatal(err)
 		}
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- in.Run(runCtx, js) }()
-		s, _ := js.Stream(ctx, "EVO")
-		info, _ := s.Info(ctx)
-		waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
-			p, err := st.Position(ctx, "EVO")
-			return err == nil && p == info.State.LastSeq
-		})
-		stop()
-		if err := <-done; err != nil {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := p.WaitIngested(wctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.StopIngest(); err != nil {
 			t.Fatal(err)
 		}
 		return col.ids
@@ -341,7 +323,7 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 	// only the stream's identity tells that its head is new.
 	second := ingestAll(40, 22)
 	var n int
-	if err := st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+	if err := p.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if want := len(first) + len(second); n != want {
@@ -353,12 +335,16 @@ func TestRecreatedStreamIsReadFromItsStart(t *testing.T) {
 // gone; the ingester reads on from what is left and counts what it missed.
 func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
 	ctx := t.Context()
-	_, _, js := testutil.Embedded(t)
-	s, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "p.duckdb")
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	p, err := pipeline.Open(ctx, pc) // the ingester starts after the purge
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	defer p.Close()
+	pub, err := agent.NewPublisher(p.JetStream(), agent.PublisherConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,38 +358,27 @@ func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// As if retention had dropped the head of the stream: sequences 1–50.
-	if err := s.Purge(ctx, jetstream.WithPurgeSequence(51)); err != nil {
+	if err := p.Stream().Purge(ctx, jetstream.WithPurgeSequence(51)); err != nil {
 		t.Fatal(err)
 	}
-	info, _ := s.Info(ctx)
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "p.duckdb"))
-	if err != nil {
+	info, _ := p.Stream().Info(ctx)
+	if err := p.Ingest(); err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
-	cfg.FlushInterval = 20 * time.Millisecond
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := p.WaitIngested(wctx); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- in.Run(runCtx, js) }()
-	waitFor(t, "the ingester to reach the end of the stream", 30*time.Second, func() bool {
-		p, err := st.Position(ctx, "EVO")
-		return err == nil && p == info.State.LastSeq
-	})
-	stop()
-	if err := <-done; err != nil {
+	if err := p.StopIngest(); err != nil {
 		t.Fatal(err)
 	}
-	snap := in.Stats().Snapshot()
+	snap := p.Ingester().Stats().Snapshot()
 	if snap.Skipped != 50 {
 		t.Errorf("skipped = %d, want 50", snap.Skipped)
 	}
 	var n uint64
-	st.DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+	p.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&n)
 	if want := info.State.Msgs; n != want {
 		t.Errorf("events = %d, want the %d messages left in the stream", n, want)
 	}

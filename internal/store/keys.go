@@ -17,7 +17,9 @@ import (
 // before skipping, so a hash collision never drops an event.
 type keySet struct{ m map[uint64]struct{} }
 
-func keyHash(source, id string) uint64 {
+// KeyHash is the de-duplication hash of an event's (source, id): FNV-1a of
+// source NUL id, as the events table's key_hash column holds it.
+func KeyHash(source, id string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(source))
 	h.Write([]byte{0})

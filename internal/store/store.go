@@ -44,6 +44,7 @@ type Store struct {
 	derive []queries.Named
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
+	steps  func(step string, took time.Duration)
 	broken error      // set when a failed batch could not be cleaned up
 	mu     sync.Mutex // serialises Write, RefreshFacts and Rebuild
 }
@@ -63,6 +64,14 @@ type Options struct {
 	// otherwise). Nil classifies nothing: analyses then classify on the
 	// fly, slower on large databases but with the same results.
 	Taxonomy Classifier
+	// StepTimer, when set, is called after each step of a Write with the
+	// step's name and how long it took, on the writing goroutine, in order:
+	// "dedupe", "begin", "append rows", "appender flush", "insert into
+	// events", "derive <file>" for each derived table, "clear stage", "save
+	// position", "record batch", "commit" (steps a batch does not need are
+	// not reported). A diagnostic (bench write-steps: where a commit's time
+	// goes); nil times nothing.
+	StepTimer func(step string, took time.Duration)
 }
 
 // Classifier is a task taxonomy as the stored facts need it; a
@@ -135,6 +144,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.tax = opts.Taxonomy
+	s.steps = opts.StepTimer
 	if err := s.useTaxonomy(ctx); err != nil {
 		return err
 	}

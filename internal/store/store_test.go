@@ -74,7 +74,7 @@ func TestWriteDeduplicates(t *testing.T) {
 func TestHashCollisionIsNotADuplicate(t *testing.T) {
 	s := openTemp(t)
 	e := newEvent(t, "coder/h/w1", "s1", 1)
-	s.keys.add(keyHash(e.Source, e.ID)) // as if another event had this hash
+	s.keys.add(KeyHash(e.Source, e.ID)) // as if another event had this hash
 	res, err := s.Write(t.Context(), Batch{Origin: FromFile, Items: []Item{{Event: e}}})
 	if err != nil {
 		t.Fatal(err)

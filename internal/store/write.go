@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -78,10 +80,12 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if err := s.writable("write batch"); err != nil {
 		return Result{}, err
 	}
+	t0 := s.stepStart()
 	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
 	if err != nil {
 		return Result{}, err
 	}
+	s.step("dedupe", t0)
 	res := Result{Duplicates: dups}
 	now := time.Now().UTC()
 	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
@@ -140,7 +144,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 		if it.Event == nil {
 			continue
 		}
-		h := keyHash(it.Event.Source, it.Event.ID)
+		h := KeyHash(it.Event.Source, it.Event.ID)
 		if s.keys.has(h) {
 			candidates = append(candidates, h)
 		}
@@ -155,7 +159,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 			continue
 		}
 		e := it.Event
-		h := keyHash(e.Source, e.ID)
+		h := KeyHash(e.Source, e.ID)
 		if stored[key{e.Source, e.ID}] {
 			dups++
 			continue
@@ -206,10 +210,31 @@ func (s *Store) confirm(ctx context.Context, hashes []uint64) (map[key]bool, err
 	return out, nil
 }
 
+// stepStart is the start of a step for the StepTimer; zero without one.
+func (s *Store) stepStart() time.Time {
+	if s.steps == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// step reports the step that started at t0 to the StepTimer, if any, and
+// returns the start of the next.
+func (s *Store) step(name string, t0 time.Time) time.Time {
+	if s.steps == nil {
+		return t0
+	}
+	now := time.Now()
+	s.steps(name, now.Sub(t0))
+	return now
+}
+
 func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, now time.Time, res *Result) (err error) {
+	t := s.stepStart()
 	if _, err := s.w.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("begin batch: %w", err)
 	}
+	t = s.step("begin", t)
 	defer func() {
 		if err != nil {
 			// A failed statement may already have aborted the transaction.
@@ -238,38 +263,46 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		hi++
 		res.Accepted++
 	}
+	t = s.step("append rows", t)
 	if err := s.stage.Flush(); err != nil {
 		return fmt.Errorf("append batch at seq %d: %w", last, err)
 	}
 	if err := s.dead.Flush(); err != nil {
 		return fmt.Errorf("append dead letters at seq %d: %w", last, err)
 	}
+	t = s.step("appender flush", t)
 	if res.Accepted > 0 {
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/append_events.sql")); err != nil {
 			return fmt.Errorf("copy batch into events: %w", err)
 		}
+		t = s.step("insert into events", t)
 		for _, d := range s.derive {
 			if _, err := s.w.ExecContext(ctx, d.SQL); err != nil {
 				return fmt.Errorf("derive %s: %w", d.File, err)
 			}
+			t = s.step("derive "+strings.TrimSuffix(path.Base(d.File), ".sql"), t)
 		}
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/clear_stage.sql")); err != nil {
 			return fmt.Errorf("clear staging table: %w", err)
 		}
+		t = s.step("clear stage", t)
 	}
 	if b.Origin == FromNATS && b.Position > 0 {
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, nullTime(b.StreamCreated), now); err != nil {
 			return fmt.Errorf("save position %d: %w", b.Position, err)
 		}
+		t = s.step("save position", t)
 	}
 	if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/record_batch.sql"),
 		now, string(b.Origin), nullString(b.Stream), nullSeq(first), nullSeq(last),
 		len(b.Items), res.Accepted, res.Duplicates, res.DeadLetters); err != nil {
 		return fmt.Errorf("record batch: %w", err)
 	}
+	t = s.step("record batch", t)
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit batch at seq %d: %w", last, err)
 	}
+	s.step("commit", t)
 	return nil
 }
 

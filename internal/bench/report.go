@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -16,12 +16,13 @@ import (
 // with acks after commit.
 const target = 50_000
 
-type report struct {
+// Report is what a run prints: the machine and a row per phase.
+type Report struct {
 	Machine machine  `json:"machine"`
 	Command string   `json:"command"`
 	Events  int      `json:"events"`
 	Mode    string   `json:"mode"`
-	Results []result `json:"results"`
+	Results []Result `json:"results"`
 }
 
 type machine struct {
@@ -61,7 +62,7 @@ func procField(path, name string) string {
 	return ""
 }
 
-func (r report) write(w io.Writer) {
+func (r Report) write(w io.Writer) {
 	m := r.Machine
 	fmt.Fprintf(w, "evosignal bench: %d events, mode %s — %d CPUs (%s), %.1f GiB RAM, %s %s\n\n",
 		r.Events, r.Mode, m.CPUs, m.CPUModel, m.MemGiB, m.GoVersion, m.OS)

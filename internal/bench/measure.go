@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// result is one row of the report.
-type result struct {
+// Result is one row of the report.
+type Result struct {
 	Phase       string         `json:"phase"`
 	What        string         `json:"what"`
 	Events      int64          `json:"events"`
@@ -45,13 +45,13 @@ func startSpan() span {
 
 // row fills a result from the span ending at end (zero: now) for events
 // events and bytes bytes (0: no MB/s).
-func (s span) row(phase, what string, events, bytes int64, end time.Time) result {
+func (s span) row(phase, what string, events, bytes int64, end time.Time) Result {
 	if end.IsZero() {
 		end = time.Now()
 	}
 	secs := end.Sub(s.wall).Seconds()
 	cpu := cpuTime() - s.cpu
-	r := result{Phase: phase, What: what, Events: events, Seconds: secs, CPUSeconds: cpu.Seconds()}
+	r := Result{Phase: phase, What: what, Events: events, Seconds: secs, CPUSeconds: cpu.Seconds()}
 	if secs > 0 {
 		// The figures mean little when other processes took the cores: say
 		// how much they did.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func (o *options) waitIdle(ctx context.Context, phase string) error {
 }
 
 // contention is the most cores other processes took during any row.
-func contention(rs []result) float64 {
+func contention(rs []Result) float64 {
 	m := 0.0
 	for _, r := range rs {
 		m = max(m, r.OtherCPU)
@@ -73,12 +73,12 @@ func contention(rs []result) float64 {
 // runWithRetries runs a phase (after waiting for an idle machine) and, while
 // its figures are contended, runs it again up to o.retries times if it can,
 // keeping the least contended attempt.
-func (o *options) runWithRetries(ctx context.Context, name string, attempt func(profile string) ([]result, error)) ([]result, error) {
+func (o *options) runWithRetries(ctx context.Context, name string, attempt func(profile string) ([]Result, error)) ([]Result, error) {
 	tries := 1
 	if rerunnable[name] {
 		tries += o.retries
 	}
-	var best []result
+	var best []Result
 	bestProfile := ""
 	for i := 1; i <= tries; i++ {
 		if err := o.waitIdle(ctx, name); err != nil {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -16,8 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/synth"
 )
 
@@ -145,51 +144,45 @@ func (n *natsEnv) Close() {
 	n.srv.Close()
 }
 
-// rig is what the publish-and-ingest phases run on: the embedded server with
-// the EVO stream, the agents' own connection, and the scenario's store.
-type rig struct {
-	*natsEnv
-	stream jetstream.Stream
-	pnc    *nats.Conn
-	pjs    jetstream.JetStream
-	st     *store.Store
+// startPipeline opens the pipeline on the scenario's JetStream store and
+// database, as cmd/ingest runs it (the server's log at warn level and
+// above), without starting the ingester (startIngest does).
+func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline, error) {
+	dir := e.natsDir(sc)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := pipeline.DefaultConfig()
+	cfg.DB = e.dbPath(sc)
+	cfg.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir}
+	cfg.ServerLog = warnOnly(slog.New(e.log.Handler()).With("component", "nats"))
+	cfg.NATS.Name = "bench"
+	cfg.Log = e.log.With("component", "ingest")
+	return pipeline.Open(ctx, cfg)
 }
 
-// startRig starts the server, ensures the stream, connects the agents and
-// opens the scenario's store.
-func (e *env) startRig(ctx context.Context, sc string) (_ *rig, err error) {
-	n, err := e.startNATS(ctx, sc)
+// startWithAgents opens the pipeline (startPipeline) and the agents' own
+// connection to its server; stop closes both.
+func (e *env) startWithAgents(ctx context.Context, sc string) (_ *pipeline.Pipeline, _ jetstream.JetStream, stop func(), err error) {
+	p, err := e.startPipeline(ctx, sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	r := &rig{natsEnv: n}
-	defer func() {
-		if err != nil {
-			r.Close()
-		}
-	}()
-	if r.stream, err = bus.EnsureStream(ctx, n.js, bus.DefaultStream()); err != nil {
-		return nil, err
+	nc, err := p.Connect("bench-agents")
+	if err != nil {
+		p.Close()
+		return nil, nil, nil, err
 	}
-	if r.pnc, r.pjs, err = n.connect("bench-agents"); err != nil {
-		return nil, err
+	stop = func() {
+		nc.Close()
+		p.Close()
 	}
-	if r.st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()}); err != nil {
-		return nil, err
+	js, err := jetstream.New(nc)
+	if err != nil {
+		stop()
+		return nil, nil, nil, fmt.Errorf("jetstream on connection bench-agents: %w", err)
 	}
-	return r, nil
-}
-
-// Close closes the store, the agents' connection and the server, in that
-// order.
-func (r *rig) Close() {
-	if r.st != nil {
-		r.st.Close()
-	}
-	if r.pnc != nil {
-		r.pnc.Close()
-	}
-	r.natsEnv.Close()
+	return p, js, stop, nil
 }
 
 // warnOnly filters a logger to warnings and errors.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"hash/fnv"
+
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -52,7 +53,7 @@ func rawStreamConfig() jetstream.StreamConfig {
 
 // phaseJSPublish async-publishes N pooled payloads (no Nats-Msg-Id) to the
 // raw stream and waits for every acknowledgement.
-func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
+func phaseJSPublish(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scRaw); err != nil {
 		return nil, err
 	}
@@ -124,13 +125,13 @@ func phaseJSPublish(ctx context.Context, e *env) ([]result, error) {
 		"pool": len(pool),
 	}
 	err = e.writeManifest(scRaw, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
-	return []result{r}, err
+	return []Result{r}, err
 }
 
 // phaseJSConsume reads the raw stream back with a durable pull consumer
 // (the ingester's consumer settings), acking each message, doing nothing
 // else.
-func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
+func phaseJSConsume(ctx context.Context, e *env) ([]Result, error) {
 	m, err := e.readManifest(scRaw)
 	if err != nil {
 		return nil, err
@@ -197,12 +198,12 @@ func phaseJSConsume(ctx context.Context, e *env) ([]result, error) {
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "ack_floor": info.AckFloor.Stream,
 		"pull_max_messages": 2 * batch, "max_ack_pending": 4 * batch}
-	return []result{r}, nil
+	return []Result{r}, nil
 }
 
 // phaseDuckDBAppend appends N rows with the columns of events into a fresh
 // database with the duckdb Appender, committing every appendCommit rows.
-func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
+func phaseDuckDBAppend(ctx context.Context, e *env) ([]Result, error) {
 	pool, err := genPool(ctx, e.seed, e.pool, "evo")
 	if err != nil {
 		return nil, err
@@ -264,7 +265,7 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
 			ev := p.ev
 			if err := app.AppendRow(ev.Source, ev.ID, string(ev.Type), ev.Time.UTC(), ev.Subject, ev.Seq,
 				string(ev.Data), events.AgentOf(ev.Source), nil, p.subject, uint64(i+1), now,
-				keyHash(ev.Source, ev.ID)); err != nil {
+				store.KeyHash(ev.Source, ev.ID)); err != nil {
 				return nil, fmt.Errorf("append row %d: %w", i, err)
 			}
 			payloadBytes += int64(len(p.body))
@@ -288,14 +289,5 @@ func phaseDuckDBAppend(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("raw append: events holds %d rows, want %d", rows, e.events)
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "mb_per_s_of": "JSON payload bytes the rows came from"}
-	return []result{r}, nil
-}
-
-// keyHash is the store's de-duplication hash: FNV-1a of source NUL id.
-func keyHash(source, id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(source))
-	h.Write([]byte{0})
-	h.Write([]byte(id))
-	return h.Sum64()
+	return []Result{r}, nil
 }

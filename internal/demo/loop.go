@@ -1,12 +1,9 @@
-package main
+package demo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -19,27 +16,15 @@ import (
 	"github.com/evosignal/evosignal/agent/rules"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/output"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
-// loopConfig is one demo run.
-type loopConfig struct {
-	Scenario    *sim.Scenario
-	Generations int
-	Sessions    int // per generation
-	Concurrency int // 0: the scenario's
-	Seed        uint64
-	StoreDir    string // JetStream store
-	DB          string // DuckDB file
-	Rules       metrics.RulesConfig
-	Progress    io.Writer // progress lines
-	Log         *slog.Logger
-}
-
-// generation is one point of the evolution curve. Rates are over the
+// Generation is one point of the evolution curve. Rates are over the
 // generation's ended sessions; failure_rate is over their real tool calls
 // (control calls excluded). Rates are null when their denominator is 0.
-type generation struct {
+type Generation struct {
 	Generation          int      `json:"generation"`
 	Sessions            int64    `json:"sessions"`
 	FirstTrySuccessRate *float64 `json:"first_try_success_rate"`
@@ -68,9 +53,17 @@ type generation struct {
 // runLoop runs the generations: simulate (the agents load the rules the
 // bucket holds), ingest, read the curve, learn rules from all sessions so
 // far, publish them, and wait until every agent's watcher has them.
-func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
+func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generation, err error) {
 	say := func(format string, args ...any) { fmt.Fprintf(cfg.Progress, "agentsim demo: "+format+"\n", args...) }
-	e, err := openEnv(ctx, cfg.StoreDir, cfg.DB, cfg.Log)
+	pc := pipeline.DefaultConfig()
+	pc.DB = db
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: storeDir} // in-process connections only
+	pc.NATS.Name = "evosignal-agentsim-demo"
+	rb := bus.DefaultRulesBucket()
+	pc.Rules = &rb
+	pc.Ingest.FlushInterval = 50 * time.Millisecond
+	pc.Log = cfg.Log
+	e, err := pipeline.Start(ctx, pc)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +77,7 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 		}
 	}()
 	for _, name := range names {
-		w, err := rules.Watch(ctx, e.js, rules.DefaultBucket, name)
+		w, err := rules.Watch(ctx, e.JetStream(), rules.DefaultBucket, name)
 		if err != nil {
 			return nil, err
 		}
@@ -99,10 +92,10 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 	// so that `analyze trend -every day` shows one row per generation.
 	span := time.Duration(sessions)*time.Duration(cfg.Scenario.Fleet.SessionInterval) + time.Hour
 	gap := (span + 24*time.Hour - 1).Truncate(24 * time.Hour)
-	src := metrics.DB{DB: e.st.DB()}
+	src := metrics.DB{DB: e.Store().DB()}
 	tax := metrics.DefaultTaxonomy()
 
-	var curve []generation
+	var curve []Generation
 	for g := 1; g <= cfg.Generations; g++ {
 		since := sim.DefaultStart.Add(time.Duration(g-1) * gap)
 		until := since.Add(gap)
@@ -113,7 +106,7 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 		}
 		say("generation %d/%d: simulating %d sessions with %s", g, cfg.Generations, sessions, ruleNote)
 		t0 := time.Now()
-		sum, err := simulateGeneration(ctx, e.js, sim.Config{
+		sum, err := simulateGeneration(ctx, e.JetStream(), sim.Config{
 			Scenario:    cfg.Scenario,
 			Seed:        cfg.Seed ^ uint64(g)<<32,
 			Sessions:    sessions,
@@ -124,7 +117,7 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: %w", g, err)
 		}
-		last, err := e.waitIngested(ctx)
+		last, err := e.WaitIngested(ctx)
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: %w", g, err)
 		}
@@ -158,7 +151,7 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 		if g == cfg.Generations {
 			break // nothing runs with them; publishing would only confuse
 		}
-		want, err := publishRules(ctx, e.kv, global, byAgent)
+		want, err := publishRules(ctx, e.KV(), global, byAgent)
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: %w", g, err)
 		}
@@ -174,123 +167,44 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 // simulateGeneration publishes one generation's sessions and waits until
 // JetStream has acknowledged every event.
 func simulateGeneration(ctx context.Context, js jetstream.JetStream, cfg sim.Config) (sim.Summary, error) {
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	out, err := output.Publish(js, nil, agent.PublisherConfig{}, "")
 	if err != nil {
 		return sim.Summary{}, err
 	}
-	sum, err := sim.Run(ctx, cfg, pub)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if cerr := pub.Close(cctx); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("publish: %w", cerr))
-	}
+	sum, _, err := run(ctx, cfg, out)
 	return sum, err
 }
 
 // readGeneration reads the curve point of the sessions that started in
-// [since, until) through the analyzers' trend query, summing its days.
-func readGeneration(ctx context.Context, src metrics.Source, g int, since, until time.Time) (generation, error) {
-	rows, err := metrics.Trend(ctx, src, metrics.Filter{Since: since, Until: until}, metrics.EveryDay)
+// [since, until) through the analyzers: the session rates from the replans
+// analysis (one row: no grouping), the tool calls and the rule sets loaded
+// from the trend's days.
+func readGeneration(ctx context.Context, src metrics.Source, g int, since, until time.Time) (Generation, error) {
+	f := metrics.Filter{Since: since, Until: until}
+	rep, err := metrics.Replans(ctx, src, f)
 	if err != nil {
-		return generation{}, fmt.Errorf("generation %d: read the curve: %w", g, err)
+		return Generation{}, fmt.Errorf("generation %d: read the curve: %w", g, err)
 	}
-	gen := generation{Generation: g, Since: since, Until: until, Rules: []string{}}
-	var first, valid, replanned, successes int64
+	days, err := metrics.Trend(ctx, src, f, metrics.EveryDay)
+	if err != nil {
+		return Generation{}, fmt.Errorf("generation %d: read the curve: %w", g, err)
+	}
+	r := rep.Rows[0]
+	gen := Generation{Generation: g, Since: since, Until: until, Rules: []string{},
+		Sessions: r.Sessions, FirstTrySuccessRate: r.FirstTrySuccessRate, SuccessRate: r.SuccessRate,
+		AvgReplans: r.AvgReplans, ReplanRate: r.ReplanRate, StrippedHints: r.StrippedHints}
 	rulesets := map[string]bool{}
-	for _, r := range rows {
-		gen.Sessions += r.Sessions
-		first += r.FirstTrySuccesses
-		successes += r.Successes
-		valid += r.ValidReplans
-		replanned += r.Replanned
-		gen.RealToolCalls += r.RealToolCalls
-		gen.FailedRealToolCalls += r.FailedRealToolCalls
-		gen.StrippedHints += r.StrippedHints
-		for _, v := range r.Rulesets {
+	for _, d := range days {
+		gen.RealToolCalls += d.RealToolCalls
+		gen.FailedRealToolCalls += d.FailedRealToolCalls
+		for _, v := range d.Rulesets {
 			rulesets[v] = true
 		}
 	}
-	gen.FirstTrySuccessRate = ratio(first, gen.Sessions)
-	gen.SuccessRate = ratio(successes, gen.Sessions)
-	gen.AvgReplans = ratio(valid, gen.Sessions)
-	gen.ReplanRate = ratio(replanned, gen.Sessions)
-	gen.FailureRate = ratio(gen.FailedRealToolCalls, gen.RealToolCalls)
+	gen.FailureRate = metrics.Rate(gen.FailedRealToolCalls, gen.RealToolCalls)
 	if len(rulesets) > 0 {
 		v := strings.Join(slices.Sorted(maps.Keys(rulesets)), ",")
 		gen.Ruleset = &v
 	}
 	return gen, nil
-}
-
-// publishRules publishes the rule sets exactly as analyze rules -publish
-// does (bus.PublishRuleSets: the global set, and each agent's own set when
-// it has rules) and returns the version each agent's watcher should then
-// hold: its own set's, or the global one's when it has none.
-func publishRules(ctx context.Context, kv jetstream.KeyValue, global *metrics.LearnedRules, byAgent map[string]*metrics.LearnedRules) (map[string]string, error) {
-	docs := map[string]bus.RuleSetDoc{}
-	encode := func(rs *metrics.LearnedRules) (bus.RuleSetDoc, error) {
-		b, err := json.Marshal(rs)
-		if err != nil {
-			return bus.RuleSetDoc{}, fmt.Errorf("encode rule set %s: %w", rs.Version, err)
-		}
-		return bus.RuleSetDoc{JSON: b, Empty: len(rs.Rules) == 0}, nil
-	}
-	want := map[string]string{}
-	for name, rs := range byAgent {
-		d, err := encode(rs)
-		if err != nil {
-			return nil, err
-		}
-		docs[name] = d
-		want[name] = global.Version
-		if !d.Empty {
-			want[name] = rs.Version
-		}
-	}
-	d, err := encode(global)
-	if err != nil {
-		return nil, err
-	}
-	docs[bus.GlobalRulesKey] = d
-	want[bus.GlobalRulesKey] = global.Version
-	if _, err := bus.PublishRuleSets(ctx, kv, docs); err != nil {
-		return nil, fmt.Errorf("publish rules: %w", err)
-	}
-	return want, nil
-}
-
-// waitRules waits until each watcher holds the version published for its
-// agent (the global one when none was).
-func waitRules(ctx context.Context, watchers map[string]*rules.Watcher, want map[string]string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for name, w := range watchers {
-		v, ok := want[name]
-		if !ok {
-			v = want[bus.GlobalRulesKey]
-		}
-		for {
-			ch := w.Changed()
-			if w.Current().Version == v {
-				break
-			}
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return fmt.Errorf("agent %s did not see rule set %s (holds %q; last problem: %v): %w", name, v, w.Current().Version, w.Err(), ctx.Err())
-			}
-		}
-	}
-	return nil
-}
-
-// ruleIDs is the union of the rule ids the agents hold, sorted.
-func ruleIDs(watchers map[string]*rules.Watcher, names []string) []string {
-	ids := map[string]bool{}
-	for _, n := range names {
-		for _, id := range watchers[n].Current().IDs() {
-			ids[id] = true
-		}
-	}
-	return append([]string{}, slices.Sorted(maps.Keys(ids))...)
 }

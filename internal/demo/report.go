@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // judged on first-try success (what the rules improve; nearly every session
 // succeeds in the end).
 // It returns the path of the HTML page.
-func writeDemoReport(ctx context.Context, dbPath, dir string, curve []generation, rules metrics.RulesConfig) (string, error) {
+func writeReport(ctx context.Context, dbPath, dir string, curve []Generation, rules metrics.RulesConfig) (string, error) {
 	if len(curve) == 0 {
 		return "", errors.New("report: no generation")
 	}

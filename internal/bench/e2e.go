@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -14,7 +14,8 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/output"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
@@ -25,7 +26,7 @@ const stallAfter = 10 * time.Minute
 
 // phasePublish publishes N synth events through agent.Publisher (defaults)
 // to the EVO stream, for the backlog ingest phase.
-func phasePublish(ctx context.Context, e *env) ([]result, error) {
+func phasePublish(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scBacklog); err != nil {
 		return nil, err
 	}
@@ -54,28 +55,25 @@ func phasePublish(ctx context.Context, e *env) ([]result, error) {
 		int64(e.events), int64(info.State.Bytes), end)
 	r.Extra = map[string]any{"stream_bytes": info.State.Bytes, "mb_per_s_of": "JetStream stream bytes"}
 	err = e.writeManifest(scBacklog, manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes})
-	return []result{r}, err
+	return []Result{r}, err
 }
 
 // publishSynth sends count synth events from a generator seeded with seed
 // through a default agent.Publisher on js, and waits for every
 // acknowledgement.
 func publishSynth(ctx context.Context, e *env, js jetstream.JetStream, seed uint64, count int) error {
-	pub, err := agent.NewPublisher(js, agent.PublisherConfig{})
+	out, err := output.Publish(js, nil, agent.PublisherConfig{}, "")
 	if err != nil {
 		return err
 	}
-	sink := &counted{next: pub}
+	sink := &counted{next: out}
 	stop := ticker(ctx, e.progress, func() {
 		e.log.Info("publish", append([]any{"sent", sink.n.Load(), "of", count}, memAttrs()...)...)
 	})
 	defer stop()
 	g := synth.New(seed, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	err = sessions(ctx, g, &limit{next: sink, n: count})
-	if cerr := pub.Close(ctx); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("publisher: %w", cerr))
-	}
-	if err != nil {
+	if err := errors.Join(err, out.Close(ctx)); err != nil {
 		return fmt.Errorf("publish %d synth events: %w", count, err)
 	}
 	return nil
@@ -96,21 +94,21 @@ func (c *counted) Send(ctx context.Context, ev *agent.Event) error {
 // phaseIngest runs the real ingester with its default configuration on the
 // backlog the publish phase left, from an empty database, until the
 // committed position is the stream's last sequence.
-func phaseIngest(ctx context.Context, e *env) ([]result, error) {
+func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	m, err := e.readManifest(scBacklog)
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.startNATS(ctx, scBacklog)
+	if err := removeDB(e.dbPath(scBacklog)); err != nil {
+		return nil, err
+	}
+	p, err := e.startPipeline(ctx, scBacklog)
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close()
-	stream, err := bus.EnsureStream(ctx, n.js, bus.DefaultStream())
-	if err != nil {
-		return nil, err
-	}
-	info, err := stream.Info(ctx)
+	defer p.Close()
+	st := p.Store()
+	info, err := p.Stream().Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("stream info: %w", err)
 	}
@@ -118,14 +116,6 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("ingest: stream %s changed since the publish phase (last seq %d, want %d): run publish again",
 			info.Config.Name, info.State.LastSeq, m.LastSeq)
 	}
-	if err := removeDB(e.dbPath(scBacklog)); err != nil {
-		return nil, err
-	}
-	st, err := store.OpenWith(ctx, e.dbPath(scBacklog), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	if pos, err := st.Position(ctx, info.Config.Name); err != nil || pos != 0 {
 		return nil, errors.Join(err, fmt.Errorf("ingest: database %s is not empty (position %d)", st.Path(), pos))
 	}
@@ -136,11 +126,11 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	defer stopProfile()
 
 	sp := startSpan()
-	run, err := startIngest(ctx, e, n.js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("ingest", "real ingester (default config), backlog from an empty db",
 		int64(info.State.LastSeq), int64(info.State.Bytes), end)
 	stopProfile()
@@ -158,29 +148,29 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	}
 	r.Extra["store_close_seconds"] = time.Since(t0).Seconds()
 	m.Ingested = true
-	return []result{r}, e.writeManifest(scBacklog, m)
+	return []Result{r}, e.writeManifest(scBacklog, m)
 }
 
 // phaseConcurrent publishes N synth events while the ingester runs, from an
 // empty stream and database; the figure is N over the time from the first
 // publish to the last commit.
-func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
+func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scConcurrent); err != nil {
 		return nil, err
 	}
-	rg, err := e.startRig(ctx, scConcurrent)
+	p, pjs, stop, err := e.startWithAgents(ctx, scConcurrent)
 	if err != nil {
 		return nil, err
 	}
-	defer rg.Close()
-	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
+	defer stop()
+	stream, st := p.Stream(), p.Store()
 	stopProfile, err := e.startProfile()
 	if err != nil {
 		return nil, err
 	}
 	defer stopProfile()
 
-	run, err := startIngest(ctx, e, n.js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +186,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
 		_, serr := run.stop()
 		return nil, errors.Join(fmt.Errorf("stream info: %w", err), serr)
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("concurrent", "publish and ingest overlapping: N / (first publish → last commit)",
 		int64(e.events), int64(info.State.Bytes), end)
 	stopProfile()
@@ -214,26 +204,22 @@ func phaseConcurrent(ctx context.Context, e *env) ([]result, error) {
 	r.Extra["publish_seconds"] = pub.Seconds
 	r.Extra["drain_after_publish_seconds"] = end.Sub(pubEnd).Seconds()
 	m := manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes, Ingested: true}
-	return []result{r, pub}, e.writeManifest(scConcurrent, m)
+	return []Result{r, pub}, e.writeManifest(scConcurrent, m)
 }
 
-// ingestRun is the real ingester running in a goroutine.
+// ingestRun is the pipeline's ingester running, with progress lines.
 type ingestRun struct {
-	e       *env
-	in      *ingest.Ingester
-	cancel  context.CancelFunc
-	errc    chan error
+	p       *pipeline.Pipeline
 	stopLog func()
 }
 
-func startIngest(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store) (*ingestRun, error) {
-	in, err := ingest.New(ingest.DefaultConfig(), st, e.log.With("component", "ingest"))
-	if err != nil {
+// startIngest starts a fresh ingester (default configuration) on p.
+func startIngest(ctx context.Context, e *env, p *pipeline.Pipeline) (*ingestRun, error) {
+	if err := p.Ingest(); err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	r := &ingestRun{e: e, in: in, cancel: cancel, errc: make(chan error, 1)}
-	go func() { r.errc <- in.Run(rctx, js) }()
+	in := p.Ingester()
+	r := &ingestRun{p: p}
 	r.stopLog = ticker(ctx, e.progress, func() {
 		s := in.Stats().Snapshot()
 		el := time.Since(s.Started).Seconds()
@@ -245,20 +231,20 @@ func startIngest(ctx context.Context, e *env, js jetstream.JetStream, st *store.
 }
 
 // wait returns the time of the commit that made the store's position
-// lastSeq, having committed want messages. It fails when Run returns, ctx
-// is done or nothing is committed for stallAfter.
-func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, lastSeq uint64, want int64) (time.Time, error) {
+// lastSeq, having committed want messages. It fails when the ingester
+// returns, ctx is done or nothing is committed for stallAfter.
+func (r *ingestRun) wait(ctx context.Context, stream string, lastSeq uint64, want int64) (time.Time, error) {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
 	var seen int64
 	lastMove := time.Now()
 	for {
-		s := r.in.Stats().Snapshot()
+		s := r.p.Ingester().Stats().Snapshot()
 		if s.Messages != seen {
 			seen, lastMove = s.Messages, time.Now()
 		}
 		if s.Messages >= want {
-			pos, err := st.Position(ctx, stream)
+			pos, err := r.p.Store().Position(ctx, stream)
 			if err != nil {
 				return time.Time{}, err
 			}
@@ -271,9 +257,8 @@ func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, la
 				stallAfter, s.Messages, want, s.LastSeq, s.Pending, s.LastErr)
 		}
 		select {
-		case err := <-r.errc:
-			r.errc <- err // for stop
-			return time.Time{}, fmt.Errorf("ingester returned before reaching seq %d (at %d): %v", lastSeq, s.LastSeq, err)
+		case <-r.p.Done():
+			return time.Time{}, fmt.Errorf("ingester returned before reaching seq %d (at %d)", lastSeq, s.LastSeq)
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		case <-t.C:
@@ -281,15 +266,12 @@ func (r *ingestRun) wait(ctx context.Context, st *store.Store, stream string, la
 	}
 }
 
-// stop ends Run (an orderly shutdown) and returns its final counters.
+// stop ends the ingester (an orderly shutdown) and returns its final
+// counters.
 func (r *ingestRun) stop() (ingest.Snapshot, error) {
-	r.cancel()
-	err := <-r.errc
+	err := r.p.StopIngest()
 	r.stopLog()
-	if err != nil {
-		err = fmt.Errorf("ingester: %w", err)
-	}
-	return r.in.Stats().Snapshot(), err
+	return r.p.Ingester().Stats().Snapshot(), err
 }
 
 // checkEvents confirms the database holds want events and that the

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -28,14 +28,14 @@ func (e *env) ingestedScenario() (string, manifest, error) {
 // phaseDedupOpen opens (in a fresh process: the store was closed by the
 // ingest phase) the database of N events and measures what loading the
 // de-duplication keys costs in time and Go heap.
-func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
+func phaseDedupOpen(ctx context.Context, e *env) ([]Result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err
 	}
 	before := heapLive()
 	sp := startSpan()
-	st, err := store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, e.dbPath(sc), pipeline.DefaultConfig().Store)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("dedup: store loaded %d keys, want %d", keys, m.Events)
 	}
 	t0 := time.Now()
-	st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err = store.OpenWith(ctx, e.dbPath(sc), pipeline.DefaultConfig().Store)
 	if err != nil {
 		return nil, err
 	}
@@ -63,32 +63,32 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 		"db": sc, "keys": keys, "heap_delta_bytes": delta,
 		"bytes_per_key": float64(delta) / float64(keys), "reopen_seconds": reopen,
 	}
-	return []result{r}, nil
+	return []Result{r}, nil
 }
 
 // phaseDedup measures, on the database of N events, a clean pass of
 // dupFrac·N new events and then a pass re-sending dupFrac·N of the stored
 // events without Nats-Msg-Id, which JetStream keeps and the ingester must
 // skip.
-func phaseDedup(ctx context.Context, e *env) ([]result, error) {
+func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 	sc, m, err := e.ingestedScenario()
 	if err != nil {
 		return nil, err
 	}
 	count := max(1, int(float64(m.Events)*e.dupFrac))
-	rg, err := e.startRig(ctx, sc)
+	p, pjs, stop, err := e.startWithAgents(ctx, sc)
 	if err != nil {
 		return nil, err
 	}
-	defer rg.Close()
-	n, stream, pjs, st := rg.natsEnv, rg.stream, rg.pjs, rg.st
+	defer stop()
+	stream := p.Stream()
 	pct := fmt.Sprintf("%g%%", 100*e.dupFrac)
 
 	// Clean pass: new events into a database that already holds N.
 	if err := publishSynth(ctx, e, pjs, e.seed+1, count); err != nil {
 		return nil, err
 	}
-	clean, _, err := ingestPass(ctx, e, n.js, st, stream, "dedup-clean",
+	clean, _, err := ingestPass(ctx, e, p, "dedup-clean",
 		fmt.Sprintf("ingest %s new events into the db of N (reference)", pct))
 	if err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 		return nil, err
 	}
 	defer stopProfile()
-	dup, _, err := ingestPass(ctx, e, n.js, st, stream, "dedup-resent",
+	dup, _, err := ingestPass(ctx, e, p, "dedup-resent",
 		fmt.Sprintf("ingest %s re-sent events w/o Nats-Msg-Id (all skipped)", pct))
 	if err != nil {
 		return nil, err
@@ -118,31 +118,32 @@ func phaseDedup(ctx context.Context, e *env) ([]result, error) {
 	if clean.PerSec > 0 {
 		dup.Extra["rate_vs_clean"] = dup.PerSec / clean.PerSec
 	}
-	return []result{clean, dup}, nil
+	return []Result{clean, dup}, nil
 }
 
 // ingestPass runs the ingester from the store's position to the stream's
 // last sequence.
-func ingestPass(ctx context.Context, e *env, js jetstream.JetStream, st *store.Store, stream jetstream.Stream, phase, what string) (result, uint64, error) {
-	info, err := stream.Info(ctx)
+func ingestPass(ctx context.Context, e *env, p *pipeline.Pipeline, phase, what string) (Result, uint64, error) {
+	st := p.Store()
+	info, err := p.Stream().Info(ctx)
 	if err != nil {
-		return result{}, 0, fmt.Errorf("stream info: %w", err)
+		return Result{}, 0, fmt.Errorf("stream info: %w", err)
 	}
 	from, err := st.Position(ctx, info.Config.Name)
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	want := int64(info.State.LastSeq - from)
 	sp := startSpan()
-	run, err := startIngest(ctx, e, js, st)
+	run, err := startIngest(ctx, e, p)
 	if err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
-	end, werr := run.wait(ctx, st, info.Config.Name, info.State.LastSeq, want)
+	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, want)
 	r := sp.row(phase, what, want, 0, end)
 	snap, serr := run.stop()
 	if err := errors.Join(werr, serr); err != nil {
-		return result{}, 0, err
+		return Result{}, 0, err
 	}
 	r.Extra = ingestExtra(snap, r.Seconds)
 	delete(r.Extra, "mb_per_s_of")

@@ -1,0 +1,392 @@
+// Package bench measures the ingest pipeline on the embedded defaults: the
+// ceilings of its parts (raw JetStream publish and consume, raw DuckDB
+// append), the end-to-end rate of the real ingester, the cost of
+// de-duplication, where a commit's time goes, and the peak memory of each
+// phase. cmd/bench parses its flags into a Config and calls Run; Usage
+// explains the phases.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Usage is the bench command's help, before its flags: what each phase
+// measures and how to read the figures.
+const Usage = `Usage: bench [flags]
+
+Measures the ingest pipeline on the embedded defaults (an in-process
+nats-server with a JetStream file store, a DuckDB file, both in a temporary
+directory) and prints one row per phase: events, seconds, events/s, MB/s, CPU
+cores used, peak RSS and peak Go heap.
+
+Phases, in order:
+
+  limits (always)
+    js-publish     async-publish N payloads to a separate stream BENCH (no
+                   Nats-Msg-Id). The payloads cycle through a pool of -pool
+                   pre-generated synth events, so their sizes are those of real
+                   events and generating them is not timed.
+    js-consume     read them back with a durable pull consumer (the ingester's
+                   consumer settings), acking each message, nothing else.
+    duckdb-append  append N rows with the columns of events into a fresh
+                   database with the DuckDB Appender, committing every 10,000.
+  end to end, -mode backlog
+    publish        N synth events through agent.Publisher (defaults) to the EVO
+                   stream; generating them is part of the time, as in an agent.
+    ingest         the real ingester (ingest.Run, ingest.DefaultConfig) from an
+                   empty database until its committed position is the stream's
+                   last sequence; acks after commit, as always.
+  end to end, -mode concurrent
+    concurrent     the ingester runs while N synth events are published to an
+                   empty stream: N / (first publish → last commit).
+  de-duplication (on the backlog database, else the concurrent one)
+    dedup-open     store.Open of the database of N events, in a new process:
+                   the time to load the key set, and its Go heap per key.
+    dedup          two passes on that database, reported as
+                   dedup-clean: ingest -dup-frac×N new events (the reference);
+                   dedup-resent: re-send -dup-frac×N stored events without
+                   Nats-Msg-Id (so JetStream keeps them) and ingest them, all
+                   of which must be skipped.
+  diagnostic
+    write-steps    N events through store.Write in batches of 10,000 on a
+                   fresh database, each of its statements timed by the store
+                   (store.Options.StepTimer): where a commit's time goes. Then
+                   again with checkpoint_threshold=100GB (write-steps-nockpt),
+                   to show what DuckDB's automatic checkpoints cost. Both end
+                   with an explicit CHECKPOINT, included in their time.
+
+Each phase runs in its own process (the command re-executes itself with the
+internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
+heap peak is sampled every 20ms. MB/s counts JetStream stream bytes for the
+NATS and ingest phases, JSON payload bytes for js-publish, js-consume and
+duckdb-append. CPU is the process's CPU time over wall time (2.00 = two cores
+busy); "others" is the cores other processes kept busy meanwhile (from
+/proc/stat): anything well above 0 means the figures understate the pipeline;
+"iowait" the cores idle waiting for disk I/O meanwhile.
+Progress goes to stderr every -progress; the report to stdout.
+
+On a shared machine, -wait-idle waits before each phase until other processes
+leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
+whose passes change the database) and keeps its least contended attempt; a
+row still contended is marked contended=true in the notes.
+
+  bench                                 1,000,000 events, every phase
+  bench -events 100000 -mode backlog    a quicker look
+  bench -wait-idle 10m -retries 3       on a machine others use too
+  bench -cpuprofile ingest.pprof        profile the ingest phase, then:
+                                        go tool pprof -top bench ingest.pprof
+  bench -cpuprofile dup.pprof -profile dedup
+                                        profile the re-sent pass instead
+
+The ingest, concurrent and dedup phases profile their measured section only
+(dedup: the re-sent pass); any other phase is profiled whole.
+
+Flags:
+`
+
+// The phases, by name, in the order they run.
+var phases = map[string]func(context.Context, *env) ([]Result, error){
+	"js-publish":    phaseJSPublish,
+	"js-consume":    phaseJSConsume,
+	"duckdb-append": phaseDuckDBAppend,
+	"publish":       phasePublish,
+	"ingest":        phaseIngest,
+	"concurrent":    phaseConcurrent,
+	"dedup-open":    phaseDedupOpen,
+	"dedup":         phaseDedup,
+	"write-steps":   phaseWriteSteps,
+}
+
+// selfProfiled are the phases that profile their measured section only.
+var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": true}
+
+// Config is one bench run: the bench command's flags.
+type Config struct {
+	Events     int           // N: events per phase
+	Mode       string        // backlog, concurrent or both
+	JSON       bool          // print the results as JSON instead of a table
+	Keep       string        // work in this directory and keep it
+	CPUProfile string        // write a CPU profile of one phase (Profile) here
+	Profile    string        // the phase CPUProfile profiles (default ingest, or concurrent)
+	DupFrac    float64       // share of N re-sent in the de-duplication passes
+	Pool       int           // pre-generated payloads the raw phases cycle through
+	Seed       uint64        // synth seed
+	Progress   time.Duration // log progress this often
+	Only       string        // run only these comma-separated phases
+	InProcess  bool          // run every phase in this process
+	WaitIdle   time.Duration // before each phase, wait up to this long for idle CPUs
+	Retries    int           // run a contended phase again up to this many times
+	Phase      string        // internal: run this one phase and print its results as JSON
+	Dir        string        // internal: the work directory of Phase
+	Command    string        // the command line, for the report
+}
+
+// DefaultConfig returns the bench command's defaults.
+func DefaultConfig() Config {
+	return Config{Events: 1_000_000, Mode: "both", DupFrac: 0.1, Pool: 50_000, Seed: 1, Progress: 5 * time.Second}
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Events < 1 {
+		errs = append(errs, fmt.Errorf("-events %d must be at least 1", c.Events))
+	}
+	if c.Pool < 1 {
+		errs = append(errs, fmt.Errorf("-pool %d must be at least 1", c.Pool))
+	}
+	if c.DupFrac <= 0 || c.DupFrac > 1 {
+		errs = append(errs, fmt.Errorf("-dup-frac %g must be in (0, 1]", c.DupFrac))
+	}
+	if c.Retries < 0 {
+		errs = append(errs, fmt.Errorf("-retries %d is negative", c.Retries))
+	}
+	if c.Progress <= 0 {
+		errs = append(errs, fmt.Errorf("-progress %s must be positive", c.Progress))
+	}
+	if !slices.Contains([]string{"backlog", "concurrent", "both"}, c.Mode) {
+		errs = append(errs, fmt.Errorf("-mode %q: want backlog, concurrent or both", c.Mode))
+	}
+	if c.Phase != "" {
+		if phases[c.Phase] == nil {
+			errs = append(errs, fmt.Errorf("-phase %q: no such phase", c.Phase))
+		}
+		if c.Dir == "" {
+			errs = append(errs, errors.New("-phase needs -dir"))
+		}
+	}
+	if c.Profile != "" && phases[c.Profile] == nil {
+		errs = append(errs, fmt.Errorf("-profile: no phase %q", c.Profile))
+	}
+	for _, p := range onlyList(c.Only) {
+		if phases[p] == nil {
+			errs = append(errs, fmt.Errorf("-only: no phase %q", p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type options struct {
+	env
+	mode        string
+	json        bool
+	keep        string
+	only        string
+	profile     string
+	inProcess   bool
+	waitIdleMax time.Duration
+	retries     int
+	phase       string // internal: run this one phase and print its results as JSON
+	command     string
+}
+
+func (c Config) options() *options {
+	return &options{
+		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
+			cpuprofile: c.CPUProfile, progress: c.Progress},
+		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
+		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command,
+	}
+}
+
+func onlyList(only string) []string {
+	if only == "" {
+		return nil
+	}
+	return strings.Split(only, ",")
+}
+
+func (o *options) onlyList() []string { return onlyList(o.only) }
+
+// plan lists the phases to run, in order.
+func (o *options) plan() []string {
+	p := []string{"js-publish", "js-consume", "duckdb-append"}
+	if o.mode != "concurrent" {
+		p = append(p, "publish", "ingest")
+	}
+	if o.mode != "backlog" {
+		p = append(p, "concurrent")
+	}
+	p = append(p, "dedup-open", "dedup", "write-steps")
+	if only := o.onlyList(); only != nil {
+		p = slices.DeleteFunc(p, func(s string) bool { return !slices.Contains(only, s) })
+	}
+	return p
+}
+
+// profiled is the phase -cpuprofile applies to.
+func (o *options) profiled() string {
+	if o.profile != "" {
+		return o.profile
+	}
+	if o.mode == "concurrent" {
+		return "concurrent"
+	}
+	return "ingest"
+}
+
+// Run runs the phases of cfg, each in a new process of this executable
+// unless cfg.InProcess, and prints the report to stdout, progress to
+// stderr. With cfg.Phase it is that child: it runs the one phase and
+// prints its results as JSON.
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	o := cfg.options()
+	if o.cpuprofile != "" {
+		abs, err := filepath.Abs(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		o.cpuprofile = abs
+	}
+	var err error
+	o.log = slog.New(slog.NewTextHandler(stderr, nil))
+	if o.phase != "" {
+		return runChild(ctx, o, stdout)
+	}
+
+	dir := o.keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "evosignal-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := emptyDir(dir, o.only != ""); err != nil {
+		return err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	o.dir = dir
+	rep := Report{Machine: machineInfo(), Command: o.command, Events: o.events, Mode: o.mode}
+	var runErr error
+	for _, name := range o.plan() {
+		o.log.Info("phase", "name", name, "events", o.events, "dir", dir)
+		rs, err := o.runWithRetries(ctx, name, func(profile string) ([]Result, error) {
+			if o.inProcess {
+				return runPhase(ctx, o, name, profile)
+			}
+			return o.spawn(ctx, name, profile, stderr)
+		})
+		if err != nil {
+			runErr = fmt.Errorf("phase %s: %w", name, err)
+			break
+		}
+		for _, r := range rs {
+			o.log.Info("result", "phase", r.Phase, "events", r.Events, "seconds", round(r.Seconds, 2),
+				"events_per_s", int64(r.PerSec), "peak_rss_mib", int(r.PeakRSSMiB))
+		}
+		rep.Results = append(rep.Results, rs...)
+	}
+	if len(rep.Results) > 0 {
+		if o.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(rep); err != nil {
+				return errors.Join(runErr, err)
+			}
+		} else {
+			rep.write(stdout)
+		}
+	}
+	return runErr
+}
+
+// emptyDir creates dir, or checks that it is empty unless reuse.
+func emptyDir(dir string, reuse bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("-keep %s: %w", dir, err)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("-keep %s: %w", dir, err)
+	}
+	if len(ents) > 0 && !reuse {
+		return fmt.Errorf("-keep %s: directory is not empty (a run needs a fresh one; -only reuses it)", dir)
+	}
+	return nil
+}
+
+// spawn runs one phase in a new process of this executable.
+func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Writer) ([]Result, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
+		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
+		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String()}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("run %s -phase %s: %w", filepath.Base(exe), name, err)
+	}
+	var rs []Result
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		return nil, fmt.Errorf("read results of phase %s: %w", name, err)
+	}
+	return rs, nil
+}
+
+// runChild runs the phase of -phase and prints its results as JSON.
+func runChild(ctx context.Context, o *options, stdout io.Writer) error {
+	o.log = o.log.With("phase", o.phase)
+	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(rs)
+}
+
+// runPhase runs one phase here, writing a CPU profile to profile if set,
+// and fills in its memory figures.
+func runPhase(ctx context.Context, o *options, name, profile string) ([]Result, error) {
+	e := o.env
+	e.cpuprofile = profile
+	runtime.GC()
+	debug.FreeOSMemory()
+	resetPeakRSS()
+	h := startHeapSampler(ctx)
+	stopProfile := func() {}
+	if !selfProfiled[name] {
+		var err error
+		if stopProfile, err = e.startProfile(); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := phases[name](ctx, &e)
+	stopProfile()
+	heap := h.Close()
+	if err != nil {
+		return nil, err
+	}
+	rss := procStatus("VmHWM")
+	for i := range rs {
+		rs[i].PeakRSSMiB = mib(rss)
+		rs[i].HeapPeakMiB = mib(int64(heap))
+	}
+	return rs, nil
+}

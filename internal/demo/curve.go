@@ -1,0 +1,54 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteCurve prints the curve as a table, then the change from the first
+// generation to the last and the rules learned from all generations.
+func WriteCurve(w io.Writer, curve []Generation) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "generation\tsessions\tfirst-try success\tavg replans\ttool failure rate\tran with\tthen learned\t")
+	for _, g := range curve {
+		ran := "no rules"
+		if g.Ruleset != nil {
+			ran = fmt.Sprintf("%s (%d rules)", *g.Ruleset, len(g.Rules))
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%s\t%s\t%s (%d rules)\t\n", g.Generation, g.Sessions,
+			Pct(g.FirstTrySuccessRate), Deref(g.AvgReplans), Pct(g.FailureRate), ran, g.LearnedRuleset, len(g.LearnedRules))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(curve) > 1 {
+		a, b := curve[0], curve[len(curve)-1]
+		fmt.Fprintf(w, "\nfirst-try success %s → %s, avg replans %.2f → %.2f, tool failure rate %s → %s\n",
+			Pct(a.FirstTrySuccessRate), Pct(b.FirstTrySuccessRate), Deref(a.AvgReplans), Deref(b.AvgReplans), Pct(a.FailureRate), Pct(b.FailureRate))
+	}
+	if n := len(curve); n > 0 && len(curve[n-1].LearnedRules) > 0 {
+		fmt.Fprintf(w, "\nrules learned from all %d generations:\n", n)
+		for _, id := range curve[n-1].LearnedRules {
+			fmt.Fprintf(w, "  %s\n", id)
+		}
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+// Pct prints a rate as a percentage with one decimal, "-" for none.
+func Pct(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100**r)
+}
+
+// Deref is a rate, 0 for none.
+func Deref(r *float64) float64 {
+	if r == nil {
+		return 0
+	}
+	return *r
+}

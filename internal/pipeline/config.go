@@ -1,0 +1,108 @@
+// Package pipeline owns a running evosignal: the NATS side (an embedded
+// nats-server, or a given server or cluster), the event stream, the rules
+// key-value bucket, the DuckDB store with its taxonomy, the ingester, and
+// optionally the read-only query service and the HTTP endpoints. Commands,
+// the demo, the bench and the end-to-end tests start it with one call
+// instead of wiring the parts by hand:
+//
+//	p, err := pipeline.Start(ctx, cfg)
+//	…publish…
+//	p.WaitIngested(ctx) // everything published so far is committed
+//	p.Close()           // ingester, acks, connection, store, server: in order
+package pipeline
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+// Config is one running evosignal. DefaultConfig holds the embedded
+// defaults; a caller sets DB and, for the embedded server, Server.StoreDir.
+type Config struct {
+	// DB is the DuckDB file the ingester writes (created if missing).
+	DB string
+	// Store tunes the store; Store.Taxonomy classifies the stored facts
+	// (DefaultConfig: the embedded default taxonomy).
+	Store store.Options
+
+	// NATS says how to reach a NATS server or cluster. With an empty URL the
+	// pipeline runs an embedded server (Server) and connects in process.
+	NATS bus.ConnConfig
+	// Server is the embedded server, used when NATS.URL is empty.
+	Server bus.ServerConfig
+	// ServerLog receives the embedded server's log lines; nil uses Log.
+	ServerLog *slog.Logger
+
+	// Stream is the event stream, created or updated on Start; the ingester
+	// reads it (Ingest.Stream and Ingest.Prefix are taken from it).
+	Stream bus.StreamConfig
+	// Rules, when set, is the rules key-value bucket ensured on Start
+	// (KV returns it).
+	Rules *bus.RulesBucketConfig
+	// Ingest tunes the ingester.
+	Ingest ingest.Config
+	// Query, when set, starts the read-only query service on the
+	// connection.
+	Query *query.Config
+	// HTTP, when set, serves the ingester's /metrics and /healthz on this
+	// address.
+	HTTP string
+
+	// Log receives the pipeline's and the ingester's log lines; nil
+	// discards them.
+	Log *slog.Logger
+}
+
+// DefaultConfig returns the embedded defaults: an embedded server on
+// bus.DefaultListen, the default stream, the ingester's defaults, the
+// default taxonomy; no rules bucket, query service or HTTP.
+func DefaultConfig() Config {
+	return Config{
+		Store:  store.Options{Taxonomy: metrics.DefaultTaxonomy()},
+		NATS:   bus.ConnConfig{Name: "evosignal-ingest"},
+		Server: bus.ServerConfig{Listen: bus.DefaultListen},
+		Stream: bus.DefaultStream(),
+		Ingest: ingest.DefaultConfig(),
+	}
+}
+
+// Embedded reports whether the pipeline runs its own nats-server.
+func (c Config) Embedded() bool { return c.NATS.URL == "" }
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DB == "" {
+		errs = append(errs, errors.New("pipeline: no database file"))
+	}
+	if c.Embedded() {
+		errs = append(errs, c.Server.Validate())
+	} else {
+		errs = append(errs, c.NATS.Validate())
+	}
+	errs = append(errs, c.Stream.Validate(), c.ingestConfig().Validate())
+	if c.Rules != nil {
+		errs = append(errs, c.Rules.Validate())
+	}
+	if c.Query != nil {
+		errs = append(errs, c.Query.Validate())
+	}
+	return errors.Join(errs...)
+}
+
+// ingestConfig is Ingest reading Stream.
+func (c Config) ingestConfig() ingest.Config {
+	ic := c.Ingest
+	ic.Stream, ic.Prefix = c.Stream.Name, c.Stream.Prefix
+	return ic
+}
+
+// flushAcks bounds how long Close waits to send the last acks.
+const flushAcks = 5 * time.Second

@@ -1,0 +1,38 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/store"
+)
+
+// The store's offline modes: no NATS, the store opened as the running
+// pipeline opens it (Config.DB, Config.Store), one job, closed again.
+
+// Rebuild derives the typed tables and the stored facts of cfg.DB again
+// from its event log.
+func Rebuild(ctx context.Context, cfg Config) error {
+	st, err := store.OpenWith(ctx, cfg.DB, cfg.Store)
+	if err != nil {
+		return err
+	}
+	return errors.Join(st.Rebuild(ctx), st.Close())
+}
+
+// LoadFile ingests the JSON lines of r (named name in dead letters) into
+// cfg.DB with the ingester's configuration.
+func LoadFile(ctx context.Context, cfg Config, r io.Reader, name string) (store.Result, error) {
+	st, err := store.OpenWith(ctx, cfg.DB, cfg.Store)
+	if err != nil {
+		return store.Result{}, err
+	}
+	in, err := ingest.New(cfg.ingestConfig(), st, cfg.Log)
+	if err != nil {
+		return store.Result{}, errors.Join(err, st.Close())
+	}
+	res, err := in.LoadFile(ctx, r, name)
+	return res, errors.Join(err, st.Close())
+}
