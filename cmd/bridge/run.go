@@ -14,6 +14,7 @@ import (
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/output"
 )
 
 const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
@@ -145,16 +146,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	tr := skilllite.NewTranslator(o.cfg, out.sink, time.Now)
+	var flush func() error
+	if out.Buffered() {
+		flush = out.Flush
+	}
+	tr := skilllite.NewTranslator(o.cfg, out, time.Now)
 	readErr := tr.ReadLines(ctx, in, func(e *skilllite.LineError) {
 		log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
-	}, out.flush)
+	}, flush)
 	// Whatever stopped the input, end the open turn and deliver what was
 	// translated; after an interrupt too, within a bound.
-	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
 	defer cancel()
 	closeErr := tr.Close(final)
-	outErr := out.close(final)
+	outErr := out.Close(final)
 	c := tr.Stats()
 	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d ignored, %d malformed\n",
 		c.Lines, c.Events, c.Sessions, c.Ignored, c.Malformed)
