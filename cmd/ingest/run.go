@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,6 +47,7 @@ type options struct {
 	cfg                                           ingest.Config
 	rebuild                                       bool
 	taxonomy                                      string
+	memoryLimit, tempDir                          string
 	logLevel, logFormat                           string
 	queryOn                                       bool
 	query                                         query.Config
@@ -79,6 +82,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
 	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
 	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often while keeping up: 12 times as long through a backlog, also on catching up, idle and stop, never sooner than 9× the last refresh's duration (docs/sql.md, \"Stored facts\")")
+	fs.StringVar(&o.memoryLimit, "memory-limit", "", "DuckDB memory limit shared by ingestion, facts and the query service, e.g. 2GB (default: a quarter of RAM or of the cgroup limit, 512MiB–8GiB); a query over it fails, ingestion waits and retries (docs/operations.md)")
+	fs.StringVar(&o.tempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default: <db>.tmp)")
+	fs.DurationVar(&o.cfg.RetryMax, "retry-max", o.cfg.RetryMax, "longest wait between commit attempts while the database fails (disk full, out of memory); nothing is acked or dead-lettered meanwhile")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
@@ -139,7 +145,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 	}
-	st, err := store.OpenWith(ctx, o.db, store.Options{Taxonomy: tax})
+	var reopened onReopen
+	st, err := store.OpenWith(ctx, o.db, store.Options{Taxonomy: tax, MemoryLimit: o.memoryLimit, TempDir: o.tempDir,
+		Reopened: reopened.call})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return fmt.Errorf("%w\n(only one process can write %s; stop the other ingester, or read through it)", err, o.db)
@@ -169,7 +177,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer stopHTTP()
 	}
-	return runNATS(ctx, o, st, in, log)
+	return runNATS(ctx, o, st, in, log, &reopened)
+}
+
+// onReopen is what to do when the store opened its file again after DuckDB
+// invalidated the database (store.Options.Reopened): the query service
+// moves to the new database.
+type onReopen struct {
+	mu sync.Mutex
+	f  func(context.Context, *sql.DB)
+}
+
+func (r *onReopen) set(f func(context.Context, *sql.DB)) {
+	r.mu.Lock()
+	r.f = f
+	r.mu.Unlock()
+}
+
+func (r *onReopen) call(ctx context.Context, db *sql.DB) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f != nil {
+		r.f(ctx, db)
+	}
 }
 
 func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Reader, stdout io.Writer) error {
@@ -189,7 +219,7 @@ func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Re
 	return err
 }
 
-func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingester, log *slog.Logger) error {
+func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingester, log *slog.Logger, reopened *onReopen) error {
 	conn := o.conn
 	if o.natsURL == "" {
 		srv, err := bus.StartServer(bus.ServerConfig{Listen: o.listen, StoreDir: o.storeDir}, log)
@@ -213,11 +243,27 @@ func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingest
 		return err
 	}
 	if o.queryOn {
-		qs, err := query.Start(ctx, nc, st.DB(), o.query, log.With("component", "query"))
+		qlog := log.With("component", "query")
+		qs, err := query.Start(ctx, nc, st.DB(), o.query, qlog)
 		if err != nil {
 			return err
 		}
-		defer qs.Close() // before the connection and the store close
+		// Before the connection and the store close; the service may have
+		// been restarted on a reopened database meanwhile.
+		defer func() {
+			reopened.set(nil)
+			qs.Close()
+		}()
+		reopened.set(func(ctx context.Context, db *sql.DB) {
+			qs.Close()
+			nqs, err := query.Start(context.WithoutCancel(ctx), nc, db, o.query, qlog)
+			if err != nil {
+				log.Error("the database was reopened; the query service could not restart on it", "err", err)
+				return
+			}
+			qs = nqs
+			log.Info("the database was reopened; answering read-only SQL on it")
+		})
 		log.Info("answering read-only SQL", "subject", qs.Subject(), "timeout", o.query.Timeout, "max_rows", o.query.MaxRows)
 	}
 	runErr := in.Run(ctx, js)
