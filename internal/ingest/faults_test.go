@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
@@ -70,6 +72,7 @@ func getHealth(tb testing.TB, url string) health {
 // faultRig is an ingester on a real embedded nats-server, writing a store
 // at dbPath, with its HTTP handler served.
 type faultRig struct {
+	nc     *nats.Conn
 	js     jetstream.JetStream
 	st     *store.Store
 	in     *ingest.Ingester
@@ -80,7 +83,7 @@ type faultRig struct {
 
 func startRig(t *testing.T, dbPath string, opts store.Options) *faultRig {
 	t.Helper()
-	_, _, js := testutil.Embedded(t)
+	_, nc, js := testutil.Embedded(t)
 	ctx := t.Context()
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)
@@ -101,7 +104,7 @@ func startRig(t *testing.T, dbPath string, opts store.Options) *faultRig {
 	hs := httptest.NewServer(in.Handler())
 	t.Cleanup(hs.Close)
 	rctx, cancel := context.WithCancel(context.Background())
-	r := &faultRig{js: js, st: st, in: in, url: hs.URL, cancel: cancel, done: make(chan error, 1)}
+	r := &faultRig{nc: nc, js: js, st: st, in: in, url: hs.URL, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- in.Run(rctx, js) }()
 	t.Cleanup(r.stop)
 	return r
@@ -223,6 +226,77 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A query through the query service that needs more memory than the
+// database's limit gets a clear error, and the events published while it
+// runs are committed, each once, with no dead letter. The limit cannot be
+// raised from a query: it is applied before the service locks the
+// configuration.
+func TestHugeQueryHitsTheMemoryLimitWhileIngestionCommits(t *testing.T) {
+	r := startRig(t, filepath.Join(t.TempDir(), "evo.duckdb"), store.Options{MemoryLimit: "300MiB"})
+	ctx := t.Context()
+	qs, err := query.Start(ctx, r.nc, r.st.DB(), query.DefaultConfig(), testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qs.Close()
+	client := query.NewClient(r.nc, "")
+	// Checked first, so that a missing limit fails here, not by taking
+	// the machine's memory.
+	_, err = client.Query(ctx, query.Request{SQL: `SET memory_limit = '10GB'`})
+	if err == nil {
+		t.Fatal("a query raised the memory limit")
+	}
+	res, err := client.Query(ctx, query.Request{SQL: `SELECT current_setting('memory_limit')`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(res.Rows[0][0]); got != "300.0 MiB" {
+		t.Fatalf("memory_limit = %s, want 300.0 MiB", got)
+	}
+
+	sent, err := publishSessions(ctx, t, r.js, 2_000, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	huge := make(chan error, 1)
+	go func() {
+		_, err := client.Query(ctx, query.Request{SQL: `SELECT len(list(range)) FROM range(800000000)`})
+		huge <- err
+	}()
+	more, err := publishSessions(ctx, t, r.js, 10_000, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range more {
+		sent[k] = true
+	}
+	select {
+	case err := <-huge:
+		if err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+			t.Fatalf("the huge query = %v, want an Out of Memory Error", err)
+		}
+		t.Logf("the huge query: %.200s", err)
+	case <-time.After(5 * time.Minute):
+		t.Fatal("the huge query did not end")
+	}
+	last := lastSeq(ctx, t, r.js)
+	waitFor(t, "every event to be committed", 2*time.Minute, func() bool {
+		r.running(t, "after the huge query")
+		pos, err := r.st.Position(ctx, "EVO")
+		return err == nil && pos == last
+	})
+	snap := r.in.Stats().Snapshot()
+	t.Logf("sent %d, stored %d, dead-lettered %d, commit retries %d", len(sent), snap.Accepted, snap.DeadLetters, snap.Retries)
+	qs.Close()
+	r.stop()
+	path := r.st.Path()
+	if err := r.st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, path, sent, last)
 }
 
 // testLogger logs to the test's log.
