@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -18,9 +19,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
@@ -297,6 +300,82 @@ func TestHugeQueryHitsTheMemoryLimitWhileIngestionCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExactlyOnce(t, path, sent, last)
+}
+
+// lineSink writes the events it is sent as JSON lines.
+type lineSink struct {
+	buf  bytes.Buffer
+	keys map[[2]string]bool
+}
+
+func (l *lineSink) Send(_ context.Context, e *events.Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	l.buf.Write(append(b, '\n'))
+	l.keys[[2]string{e.Source, e.ID}] = true
+	return nil
+}
+
+// ingest -file waits out a full disk too: LoadFile holds its batch, says so
+// on /healthz, and when space is freed goes on; every line is stored once
+// and nothing is dead-lettered.
+func TestLoadFileWaitsOutAFullDisk(t *testing.T) {
+	dir := mountTmpfs(t, "6m")
+	ctx := t.Context()
+	st, err := store.Open(ctx, filepath.Join(dir, "evo.duckdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := ingest.DefaultConfig()
+	cfg.BatchSize, cfg.RetryMax = 500, time.Second
+	in, err := ingest.New(cfg, st, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(in.Handler())
+	defer hs.Close()
+	lines := &lineSink{keys: map[[2]string]bool{}}
+	gen := synth.New(12, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	for len(lines.keys) < 20_000 {
+		if _, err := gen.Session(ctx, lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type loaded struct {
+		res store.Result
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		res, err := in.LoadFile(ctx, bytes.NewReader(lines.buf.Bytes()), "events.jsonl")
+		done <- loaded{res, err}
+	}()
+	waitFor(t, "LoadFile to report the full disk on /healthz", 2*time.Minute, func() bool {
+		return getHealth(t, hs.URL).code == http.StatusServiceUnavailable
+	})
+	snap := in.Stats().Snapshot()
+	t.Logf("disk full: lines %d, stored %d, dead-lettered %d", len(lines.keys), snap.Accepted, snap.DeadLetters)
+	select {
+	case l := <-done:
+		t.Fatalf("LoadFile returned on a full disk: %+v, %v", l.res, l.err)
+	case <-time.After(2 * time.Second):
+	}
+	resizeTmpfs(t, dir, "256m")
+	l := <-done
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	if want := (store.Result{Accepted: len(lines.keys)}); l.res != want {
+		t.Fatalf("LoadFile = %+v, want %+v", l.res, want)
+	}
+	ev, dead, _ := counts(t, st.DB())
+	t.Logf("after: lines %d, stored %d, dead-lettered %d", len(lines.keys), ev, dead)
+	if ev != int64(len(lines.keys)) || dead != 0 {
+		t.Fatalf("stored %d events and %d dead letters, want %d and none", ev, dead, len(lines.keys))
+	}
 }
 
 // testLogger logs to the test's log.

@@ -54,7 +54,7 @@ func (in *Ingester) write(ctx context.Context, b store.Batch) (store.Result, err
 // logged.
 func (in *Ingester) stalled(err error, retryIn time.Duration) {
 	if in.stats.stall(err) {
-		in.log.Error("cannot write to the database; holding the stream: nothing is acked, read or dead-lettered until a commit succeeds",
+		in.log.Error("cannot write to the database; holding the batch: nothing is acked, read further or dead-lettered until a commit succeeds",
 			"err", err, "fault", store.FaultOf(err).String(), "retry_max", in.cfg.RetryMax)
 		return
 	}
