@@ -354,6 +354,11 @@ func TestLoadFileWaitsOutAFullDisk(t *testing.T) {
 		done <- loaded{res, err}
 	}()
 	waitFor(t, "LoadFile to report the full disk on /healthz", 2*time.Minute, func() bool {
+		select {
+		case l := <-done:
+			t.Fatalf("LoadFile returned on a full disk: %+v, %v", l.res, l.err)
+		default:
+		}
 		return getHealth(t, hs.URL).code == http.StatusServiceUnavailable
 	})
 	snap := in.Stats().Snapshot()
