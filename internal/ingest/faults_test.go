@@ -199,13 +199,27 @@ func (r *faultRig) stalledThenResumed(t *testing.T, fault string, sent map[[2]st
 // stream meanwhile (unhealthy, no dead letter) and then stores every event
 // exactly once.
 func TestDiskFullLosesNothing(t *testing.T) {
-	dir := mountTmpfs(t, "6m")
-	r := startRig(t, filepath.Join(dir, "evo.duckdb"), store.Options{})
-	sent, err := publishSessions(t.Context(), t, r.js, 20_000, 7)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		opts store.Options
+	}{
+		// The WAL grows until a commit cannot write it.
+		{"wal", store.Options{}},
+		// Checkpoints after every few batches: the database file itself
+		// cannot grow.
+		{"checkpoint", store.Options{CheckpointThreshold: "256KB"}},
 	}
-	r.stalledThenResumed(t, "disk full", sent, func() { resizeTmpfs(t, dir, "256m") })
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := mountTmpfs(t, "6m")
+			r := startRig(t, filepath.Join(dir, "evo.duckdb"), tt.opts)
+			sent, err := publishSessions(t.Context(), t, r.js, 20_000, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.stalledThenResumed(t, "disk full", sent, func() { resizeTmpfs(t, dir, "256m") })
+		})
+	}
 }
 
 // TestOutOfMemoryLosesNothing lowers DuckDB's memory limit so far that no
