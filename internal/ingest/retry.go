@@ -65,6 +65,7 @@ func (in *Ingester) stalled(err error, retryIn time.Duration) {
 func (in *Ingester) resumed() {
 	if since, retries, ok := in.stats.resume(); ok {
 		in.log.Info("writing to the database again; resuming",
-			"stalled_for", time.Since(since).Round(time.Millisecond), "retries", retries)
+			"stalled_for", time.Since(since).Round(time.Millisecond), "retries", retries,
+			"db_reopens", in.store.Reopens())
 	}
 }
