@@ -41,9 +41,9 @@ type Store struct {
 	opts   Options
 	db     *sql.DB
 	pub    atomic.Pointer[sql.DB] // db, for DB(): readers outside s.mu
-	w      *sql.Conn        // the single writer connection
-	stage  *duckdb.Appender // into the writer's temp table batch_events
-	dead   *duckdb.Appender // into dead_letters
+	w      *sql.Conn              // the single writer connection
+	stage  *duckdb.Appender       // into the writer's temp table batch_events
+	dead   *duckdb.Appender       // into dead_letters
 	derive []queries.Named
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
