@@ -100,6 +100,9 @@ func startRig(t *testing.T, dbPath string, opts store.Options) *faultRig {
 	cfg.BatchSize = 500
 	cfg.FlushInterval = 50 * time.Millisecond
 	cfg.RetryMax = time.Second
+	// Shorter than a stall: JetStream redelivers what the ingester holds
+	// while it waits, and the ingester must take those as redeliveries.
+	cfg.AckWait = time.Second
 	in, err := ingest.New(cfg, st, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -184,8 +187,9 @@ func (r *faultRig) stalledThenResumed(t *testing.T, fault string, sent map[[2]st
 		t.Errorf("/healthz after the fault cleared = %d %+v, want 200", h.code, h)
 	}
 	ev, dead, rej := counts(t, r.st.DB())
-	t.Logf("after: sent %d, stored %d, dead-lettered %d (store_rejected %d), retries %d, reopens %d",
-		len(sent), ev, dead, rej, r.in.Stats().Snapshot().Retries, r.st.Reopens())
+	snap = r.in.Stats().Snapshot()
+	t.Logf("after: sent %d, stored %d, dead-lettered %d (store_rejected %d), retries %d, redeliveries %d, duplicates %d, reopens %d",
+		len(sent), ev, dead, rej, snap.Retries, snap.Redelivered, snap.Duplicates, r.st.Reopens())
 	r.stop()
 	path := r.st.Path()
 	if err := r.st.Close(); err != nil {

@@ -84,7 +84,7 @@ func refreshPasses(ctx context.Context, c *sql.Conn, n int) error {
 // PendingFacts counts the sessions whose facts are not stored yet.
 func (s *Store) PendingFacts(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n)
+	err := s.DB().QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n)
 	return n, err
 }
 

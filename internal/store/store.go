@@ -298,7 +298,7 @@ func (s *Store) Position(ctx context.Context, stream string) (uint64, error) {
 func (s *Store) PositionOf(ctx context.Context, stream string) (uint64, time.Time, error) {
 	var seq uint64
 	var created sql.NullTime
-	err := s.db.QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq, &created)
+	err := s.DB().QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, time.Time{}, nil
 	}
