@@ -161,3 +161,19 @@ func TestHelpExplains(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// -memory-limit and -temp-dir reach DuckDB; a limit it does not understand
+// is an error before anything is read.
+func TestMemoryLimitFlags(t *testing.T) {
+	file, _ := writeSessions(t, 5)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-file", file, "-db", filepath.Join(dir, "a.duckdb"),
+		"-memory-limit", "300MiB", "-temp-dir", filepath.Join(dir, "spill")}, nil, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	err := run(t.Context(), []string{"-file", file, "-db", filepath.Join(dir, "b.duckdb"), "-memory-limit", "lots"}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), `memory limit "lots"`) {
+		t.Fatalf("run -memory-limit lots = %v, want an error naming the memory limit", err)
+	}
+}

@@ -29,12 +29,17 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		if len(batch) == 0 {
 			return nil
 		}
-		// Committed even when ctx is done (an orderly stop keeps what was read).
-		res, err := in.store.WriteIsolating(context.WithoutCancel(ctx), store.Batch{Origin: store.FromFile, Items: batch})
+		// Committed even when ctx is done (an orderly stop keeps what was
+		// read). While the database fails for a reason of the environment
+		// (disk full, out of memory) write waits and retries; stopped
+		// meanwhile, it returns the error and the lines of this batch are
+		// not stored: loading the file again stores them (what is stored
+		// already is skipped as duplicates).
+		res, err := in.write(ctx, store.Batch{Origin: store.FromFile, Items: batch})
+		total.Add(res)
 		if err != nil {
 			return fmt.Errorf("load %s at line %d: %w", name, line, err)
 		}
-		total.Add(res)
 		in.stats.add(res, len(batch))
 		batch = batch[:0]
 		in.refreshFactsIfDue(ctx, true) // the rest of the file is a backlog

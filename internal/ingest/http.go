@@ -11,7 +11,9 @@ import (
 )
 
 // Handler serves /metrics (Prometheus text format) and /healthz (200 while
-// the last commit succeeded, 503 with the error otherwise).
+// the last commit succeeded, 503 with the error otherwise; while commits
+// fail for a reason of the environment the body says "stalled" and since
+// when).
 func (in *Ingester) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -37,6 +39,13 @@ func (in *Ingester) Handler() http.Handler {
 	counter("evosignal_ingest_facts_sessions_total", "Sessions whose analysis facts were stored (a session counts once per refresh).", func(s Snapshot) float64 { return float64(s.FactsSessions) })
 	counter("evosignal_ingest_facts_seconds_total", "Time spent storing analysis facts.", func(s Snapshot) float64 { return s.FactsSecs })
 	counter("evosignal_ingest_facts_failures_total", "Facts refreshes that failed (queries stay exact, computing the facts on the fly).", func(s Snapshot) float64 { return float64(s.FactsFailures) })
+	counter("evosignal_ingest_commit_retries_total", "Commits retried after the database failed for a reason of the environment (disk full, out of memory, I/O).", func(s Snapshot) float64 { return float64(s.Retries) })
+	gauge("evosignal_ingest_stalled", "1 while commits fail for a reason of the environment and the ingester holds the stream (nothing acked), else 0.", func(s Snapshot) float64 {
+		if s.StalledSince.IsZero() {
+			return 0
+		}
+		return 1
+	})
 	gauge("evosignal_ingest_last_stream_seq", "Last stream sequence taken.", func(s Snapshot) float64 { return float64(s.LastSeq) })
 	gauge("evosignal_ingest_lag_messages", "Messages in the stream not yet delivered to the ingester.", func(s Snapshot) float64 { return float64(s.Pending) })
 	gauge("evosignal_ingest_last_commit_timestamp_seconds", "Unix time of the last committed batch.", func(s Snapshot) float64 {
@@ -58,6 +67,9 @@ func (in *Ingester) Handler() http.Handler {
 		if s.LastErr != nil {
 			body["status"], body["error"] = "failing", s.LastErr.Error()
 			code = http.StatusServiceUnavailable
+		}
+		if !s.StalledSince.IsZero() {
+			body["status"], body["stalled_since"] = "stalled", s.StalledSince.UTC().Format(time.RFC3339)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)

@@ -28,6 +28,10 @@ type Config struct {
 	// ingester keeps up; 12 times as long while it works through a backlog.
 	// It also stores them when it catches up, goes idle or stops.
 	FactsEvery time.Duration
+	// RetryMax is the longest wait between two attempts to commit a batch
+	// while the database fails for a reason of the environment (disk
+	// full, out of memory): the wait starts at 200ms and doubles up to it.
+	RetryMax time.Duration
 }
 
 // DefaultConfig returns the defaults the ingest command documents.
@@ -42,6 +46,7 @@ func DefaultConfig() Config {
 		AckWait:       2 * time.Minute,
 		Progress:      10 * time.Second,
 		FactsEvery:    5 * time.Second,
+		RetryMax:      30 * time.Second,
 	}
 }
 
@@ -65,6 +70,9 @@ func (c Config) Validate() error {
 	}
 	if c.FactsEvery <= 0 {
 		errs = append(errs, fmt.Errorf("facts refresh interval %s must be positive", c.FactsEvery))
+	}
+	if c.RetryMax < firstRetry {
+		errs = append(errs, fmt.Errorf("retry wait %s must be at least %s", c.RetryMax, firstRetry))
 	}
 	if c.Durable == "" {
 		errs = append(errs, errors.New("durable consumer name is empty"))

@@ -300,31 +300,16 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 		return fmt.Errorf("batch up to seq %d not committed after an earlier failure", b.pos)
 	}
 	// The batch is committed even when ctx is done: that is the orderly
-	// shutdown.
-	wctx := context.WithoutCancel(ctx)
+	// shutdown. While the database fails for a reason of the environment,
+	// write retries and this goroutine holds the batch: the loop waits for
+	// it (handOff), so no more is read and nothing is acked. JetStream
+	// redelivers the unacked messages after the ack wait; the loop takes
+	// those as redeliveries of what it already holds.
 	sb := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: b.pos, StreamCreated: r.created, Items: b.items}
-	var res store.Result
-	var err error
-	for attempt, wait := 1, 200*time.Millisecond; ; attempt, wait = attempt+1, wait*2 {
-		t0 := time.Now()
-		if attempt < 3 {
-			res, err = r.in.store.Write(wctx, sb)
-		} else {
-			// Still refused: find the events the database rejects and
-			// dead-letter them rather than block the stream forever.
-			res, err = r.in.store.WriteIsolating(wctx, sb)
-		}
-		r.in.stats.commitTook(time.Since(t0))
-		if err == nil {
-			break
-		}
-		r.in.stats.failed(err)
-		if attempt == 3 {
-			r.fatal.Store(true)
-			return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)
-		}
-		r.in.log.Warn("commit failed; retrying", "attempt", attempt, "err", err)
-		time.Sleep(wait)
+	res, err := r.in.write(ctx, sb)
+	if err != nil {
+		r.fatal.Store(true)
+		return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)
 	}
 	r.committed.Store(b.pos)
 	for _, m := range b.msgs {

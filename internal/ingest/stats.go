@@ -25,6 +25,8 @@ type Stats struct {
 	lastCommit  time.Time
 	commitSecs  float64 // total time spent in store.Write
 	lastErr     error
+	stalledAt   time.Time // when the current run of failed commits began; zero when not stalled
+	retries     int64     // failed commits retried
 
 	factsRefreshes int64   // facts refreshes that stored something
 	factsSessions  int64   // sessions whose facts were stored
@@ -48,6 +50,10 @@ type Snapshot struct {
 	LastCommit  time.Time
 	CommitSecs  float64
 	LastErr     error
+	// StalledSince is when the commits began to fail for a reason of the
+	// environment (disk full, out of memory…), zero while they succeed.
+	StalledSince time.Time
+	Retries      int64
 
 	FactsRefreshes int64
 	FactsSessions  int64
@@ -67,6 +73,33 @@ func (s *Stats) add(r store.Result, messages int) {
 	s.batches++
 	s.lastCommit = time.Now()
 	s.lastErr = nil
+}
+
+// stall records a failed commit; first says it begins a stall.
+func (s *Stats) stall(err error) (first bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+	if s.stalledAt.IsZero() {
+		s.stalledAt = time.Now()
+		return true
+	}
+	s.retries++
+	return false
+}
+
+// resume ends a stall: ok says there was one, since when and after how many
+// retries.
+func (s *Stats) resume() (since time.Time, retries int64, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stalledAt.IsZero() {
+		return time.Time{}, 0, false
+	}
+	since, ok = s.stalledAt, true
+	s.stalledAt = time.Time{}
+	s.lastErr = nil
+	return since, s.retries, ok
 }
 
 func (s *Stats) commitTook(d time.Duration) {
@@ -127,6 +160,7 @@ func (s *Stats) Snapshot() Snapshot {
 		Started: s.started, Messages: s.messages, Accepted: s.accepted, Duplicates: s.duplicates,
 		DeadLetters: s.deadLetters, Redelivered: s.redelivered, Batches: s.batches, Reanchors: s.reanchors, Skipped: s.skippedMsgs,
 		LastSeq: s.lastSeq, Pending: s.pending, LastCommit: s.lastCommit, CommitSecs: s.commitSecs, LastErr: s.lastErr,
+		StalledSince: s.stalledAt, Retries: s.retries,
 		FactsRefreshes: s.factsRefreshes, FactsSessions: s.factsSessions, FactsSecs: s.factsSecs, FactsFailures: s.factsFailures,
 	}
 }

@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,7 +29,8 @@ type Pipeline struct {
 	kv     jetstream.KeyValue
 	st     *store.Store
 	in     *ingest.Ingester
-	qs     *query.Service
+	qsMu   sync.Mutex     // guards qs: the store may reopen its database (restartQuery)
+	qs     *query.Service // nil when none runs
 	http   *httpServer
 
 	ran    bool // an ingester ran: the next Ingest starts a fresh one
@@ -68,7 +71,14 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	}()
 	// The store first: a second pipeline on the same database stops here,
 	// before its server would share the first one's JetStream store.
-	if p.st, err = store.OpenWith(ctx, cfg.DB, cfg.Store); err != nil {
+	so := cfg.Store
+	so.Reopened = func(ctx context.Context, db *sql.DB) {
+		p.restartQuery(ctx, db)
+		if cfg.Store.Reopened != nil {
+			cfg.Store.Reopened(ctx, db)
+		}
+	}
+	if p.st, err = store.OpenWith(ctx, cfg.DB, so); err != nil {
 		return nil, err
 	}
 	conn := cfg.NATS
@@ -205,10 +215,12 @@ func (p *Pipeline) Close() error {
 		p.http.close()
 		p.http = nil
 	}
+	p.qsMu.Lock()
 	if p.qs != nil {
 		errs = append(errs, p.qs.Close())
 		p.qs = nil
 	}
+	p.qsMu.Unlock()
 	if p.nc != nil {
 		if err := p.nc.FlushTimeout(flushAcks); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			errs = append(errs, fmt.Errorf("flush acks: %w", err))
@@ -262,4 +274,24 @@ func (p *Pipeline) Connect(name string) (*nats.Conn, error) {
 		conn.InProcess = p.srv.NATS()
 	}
 	return bus.Connect(conn, nil)
+}
+
+// restartQuery moves the query service to db after the store opened its
+// file again (DuckDB invalidated the old instance after a fatal error). It
+// runs on the writer's goroutine, from store.Options.Reopened.
+func (p *Pipeline) restartQuery(ctx context.Context, db *sql.DB) {
+	p.qsMu.Lock()
+	defer p.qsMu.Unlock()
+	if p.qs == nil || p.cfg.Query == nil {
+		return // none runs, or Close stopped it
+	}
+	p.qs.Close()
+	qs, err := query.Start(context.WithoutCancel(ctx), p.nc, db, *p.cfg.Query, p.log.With("component", "query"))
+	if err != nil {
+		p.qs = nil
+		p.log.Error("the database was reopened; the query service could not restart on it", "err", err)
+		return
+	}
+	p.qs = qs
+	p.log.Info("the database was reopened; answering read-only SQL on it")
 }

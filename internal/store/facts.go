@@ -25,7 +25,7 @@ type FactsRefresh struct {
 func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.writable("refresh facts"); err != nil {
+	if err := s.writable(ctx, "refresh facts"); err != nil {
 		return FactsRefresh{}, err
 	}
 	t0 := time.Now()
@@ -37,6 +37,9 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 		return FactsRefresh{}, nil
 	}
 	if err := inTx(ctx, s.w, func() error { return s.refreshPending(ctx, s.w, n) }); err != nil {
+		if invalidated(err) {
+			s.broken = fmt.Errorf("database invalidated: %w", err)
+		}
 		return FactsRefresh{Took: time.Since(t0)}, fmt.Errorf("refresh facts of %d sessions: %w", n, err)
 	}
 	return FactsRefresh{Sessions: n, Took: time.Since(t0)}, nil
@@ -81,7 +84,7 @@ func refreshPasses(ctx context.Context, c *sql.Conn, n int) error {
 // PendingFacts counts the sessions whose facts are not stored yet.
 func (s *Store) PendingFacts(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n)
+	err := s.DB().QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n)
 	return n, err
 }
 

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -37,16 +38,23 @@ var (
 // Store writes to one DuckDB database file.
 type Store struct {
 	path   string
+	opts   Options
 	db     *sql.DB
-	w      *sql.Conn        // the single writer connection
-	stage  *duckdb.Appender // into the writer's temp table batch_events
-	dead   *duckdb.Appender // into dead_letters
+	pub    atomic.Pointer[sql.DB] // db, for DB(): readers outside s.mu
+	w      *sql.Conn              // the single writer connection
+	stage  *duckdb.Appender       // into the writer's temp table batch_events
+	dead   *duckdb.Appender       // into dead_letters
 	derive []queries.Named
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
 	steps  func(step string, took time.Duration)
-	broken error      // set when a failed batch could not be cleaned up
-	mu     sync.Mutex // serialises Write, RefreshFacts and Rebuild
+	// broken is set when a failed batch could not be cleaned up or DuckDB
+	// invalidated the database (after a FATAL or INTERNAL error): the next
+	// write opens the database again first.
+	broken  error
+	closed  bool
+	reopens int
+	mu      sync.Mutex // serialises Write, RefreshFacts, Rebuild and reopening
 }
 
 // Options tune a Store.
@@ -72,6 +80,22 @@ type Options struct {
 	// not reported). A diagnostic (bench write-steps: where a commit's time
 	// goes); nil times nothing.
 	StepTimer func(step string, took time.Duration)
+	// MemoryLimit is DuckDB's memory_limit for the whole database: the
+	// writer, the facts refresh and every query through DB() (the query
+	// service's included) share it. A query that needs more fails with an
+	// "Out of Memory Error"; a write that hits it is retried, never
+	// dead-lettered (FaultOf). DuckDB syntax: "2GB", "512MiB". Empty uses
+	// DefaultMemoryLimit().
+	MemoryLimit string
+	// TempDir is where DuckDB spills what does not fit under MemoryLimit
+	// (temp_directory). Empty keeps DuckDB's default, <db file>.tmp beside
+	// the database.
+	TempDir string
+	// Reopened, when set, is called with the new database after the store
+	// had to open its file again (DuckDB invalidated the old instance after
+	// a fatal error): whoever serves reads from DB() moves to the new one.
+	// It is called with the store's writer lock held; it must not write.
+	Reopened func(ctx context.Context, db *sql.DB)
 }
 
 // Classifier is a task taxonomy as the stored facts need it; a
@@ -107,7 +131,10 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.CheckpointThreshold == "" {
 		opts.CheckpointThreshold = DefaultCheckpointThreshold
 	}
-	s := &Store{path: abs}
+	if opts.MemoryLimit == "" {
+		opts.MemoryLimit = DefaultMemoryLimit()
+	}
+	s := &Store{path: abs, opts: opts}
 	if err := s.open(ctx, opts); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -121,12 +148,23 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return lockErr(err)
 	}
 	s.db = db
+	s.pub.Store(db)
 	if err := db.PingContext(ctx); err != nil {
 		return lockErr(err)
 	}
-	// A global setting: SET GLOBAL applies to every connection of the pool.
+	// Global settings: SET GLOBAL applies to every connection of the pool.
+	// They are applied before anyone can lock the configuration (the query
+	// service does, on the DB() it is given).
 	if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", opts.CheckpointThreshold); err != nil {
 		return fmt.Errorf("checkpoint threshold %q: %w", opts.CheckpointThreshold, err)
+	}
+	if _, err := db.ExecContext(ctx, "SET GLOBAL memory_limit = $1", opts.MemoryLimit); err != nil {
+		return fmt.Errorf("memory limit %q: %w", opts.MemoryLimit, err)
+	}
+	if opts.TempDir != "" {
+		if _, err := db.ExecContext(ctx, "SET GLOBAL temp_directory = $1", opts.TempDir); err != nil {
+			return fmt.Errorf("temp directory %q: %w", opts.TempDir, err)
+		}
 	}
 	if err := migrate(ctx, db); err != nil {
 		return err
@@ -189,8 +227,9 @@ func (s *Store) closeAppenders() error {
 }
 
 // DB returns the database for reading in this process (analyzers, the query
-// service). Writes go through Write only.
-func (s *Store) DB() *sql.DB { return s.db }
+// service). Writes go through Write only. After the store reopened its file
+// (Options.Reopened) it is another *sql.DB; the old one is closed.
+func (s *Store) DB() *sql.DB { return s.pub.Load() }
 
 // Path is the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
@@ -207,6 +246,16 @@ func (s *Store) Keys() int {
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
+	err := s.release()
+	openMu.Lock()
+	delete(openPaths, s.path)
+	openMu.Unlock()
+	return err
+}
+
+// release closes the appenders, the writer connection and the database.
+func (s *Store) release() error {
 	var errs []error
 	errs = append(errs, s.closeAppenders())
 	if s.w != nil {
@@ -217,10 +266,34 @@ func (s *Store) Close() error {
 		errs = append(errs, s.db.Close())
 		s.db = nil
 	}
-	openMu.Lock()
-	delete(openPaths, s.path)
-	openMu.Unlock()
 	return errors.Join(errs...)
+}
+
+// reopen opens the database file again after s.broken was set: DuckDB
+// invalidates a database instance after a fatal error, and a failed batch
+// whose leftovers could not be cleared leaves the writer unusable. The file
+// itself holds only committed transactions, so nothing is lost. Call it
+// with s.mu held.
+func (s *Store) reopen(ctx context.Context) error {
+	cause := s.broken
+	s.release() // the old instance is failing; its close errors say nothing new
+	if err := s.open(ctx, s.opts); err != nil {
+		return fmt.Errorf("reopen %s after %v: %w", s.path, cause, err)
+	}
+	s.broken = nil
+	s.reopens++
+	if s.opts.Reopened != nil {
+		s.opts.Reopened(ctx, s.db)
+	}
+	return nil
+}
+
+// Reopens counts how often the store opened its file again after the
+// database failed.
+func (s *Store) Reopens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reopens
 }
 
 // Position returns the last JetStream sequence committed for stream, 0 if
@@ -235,7 +308,7 @@ func (s *Store) Position(ctx context.Context, stream string) (uint64, error) {
 func (s *Store) PositionOf(ctx context.Context, stream string) (uint64, time.Time, error) {
 	var seq uint64
 	var created sql.NullTime
-	err := s.db.QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq, &created)
+	err := s.DB().QueryRowContext(ctx, queries.MustRead("ingest/load_position.sql"), stream).Scan(&seq, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, time.Time{}, nil
 	}

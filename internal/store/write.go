@@ -77,7 +77,7 @@ func (r *Result) Add(o Result) {
 func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.writable("write batch"); err != nil {
+	if err := s.writable(ctx, "write batch"); err != nil {
 		return Result{}, err
 	}
 	t0 := s.stepStart()
@@ -89,6 +89,10 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	res := Result{Duplicates: dups}
 	now := time.Now().UTC()
 	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
+		if invalidated(err) {
+			s.broken = fmt.Errorf("database invalidated: %w", err)
+			return Result{}, err
+		}
 		return Result{}, errors.Join(err, s.reset(ctx))
 	}
 	for _, h := range hashes {
@@ -97,14 +101,24 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	return res, nil
 }
 
-// writable says why the store cannot write now, if it cannot: it is closed,
-// or a failed batch left it unusable. Call it with s.mu held.
-func (s *Store) writable(op string) error {
-	if s.w == nil {
-		return fmt.Errorf("%s: store is closed", op)
+// writable says why the store cannot write now, if it cannot: it is
+// closed, or it is broken (a failed batch left it unusable, or DuckDB
+// invalidated the database) and opening it again failed. Call it with s.mu
+// held.
+func (s *Store) writable(ctx context.Context, op string) error {
+	if s.closed {
+		return fmt.Errorf("%s: %w", op, ErrClosed)
 	}
-	return s.broken
+	if s.broken != nil {
+		if err := s.reopen(ctx); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return nil
 }
+
+// ErrClosed is returned by writes to a closed Store.
+var ErrClosed = errors.New("store is closed")
 
 // reset discards what a failed batch left behind: rows the appenders still
 // buffer (Close would flush them, outside the rolled-back transaction) and
@@ -312,7 +326,7 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 	if len(e.Extensions) > 0 || e.DataSchema != "" {
 		j, err := extJSON(e)
 		if err != nil {
-			return err
+			return &eventError{err}
 		}
 		ext = j
 	}
@@ -321,6 +335,13 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 		events.AgentOf(e.Source), ext, nullString(it.Subject), nullSeq(it.StreamSeq), now, h,
 	)
 	if err != nil {
+		var de *duckdb.Error
+		if !errors.As(err, &de) {
+			// The appender could not convert a value: the event's. A
+			// DuckDB error here (a flush of the appender's chunk) is
+			// classified by its kind.
+			err = &eventError{err}
+		}
 		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, err)
 	}
 	return nil
@@ -386,30 +407,45 @@ func extJSON(e *events.Event) (string, error) {
 }
 
 // ReasonStoreRejected is the dead-letter code of an event that decoded and
-// validated but that the database refused (a value out of a column's range,
-// say): WriteIsolating stores it as a dead letter instead of blocking the
-// stream.
+// validated but that the database refused for its content (a value out of
+// a column's range, say: FaultEvent): WriteIsolating stores it as a dead
+// letter instead of blocking the stream. An error of the environment never
+// leads to it.
 const ReasonStoreRejected = "store_rejected"
 
-// WriteIsolating writes b like Write. When the database rejects the batch,
-// it halves it until it finds the items it rejects, stores each of those as
-// a dead letter (ReasonStoreRejected, with the database's error) and the
-// rest as usual, in order, each part in its own transaction with its own
-// position. An item whose dead letter cannot be stored either means the
-// database itself is failing (disk full, say): that error is returned and
-// nothing after it is written.
+// WriteIsolating writes b like Write. When the database rejects the batch
+// because of the content of some of its events (FaultOf is FaultEvent), it
+// halves the batch until it finds them, stores each as a dead letter
+// (ReasonStoreRejected, with the database's error) and the rest as usual, in
+// order, each part in its own transaction with its own position.
+//
+// An error of the environment (disk full, out of memory, I/O, an
+// invalidated database…) dead-letters nothing: it is returned as it is, and
+// the parts written before it stay committed. WriteIsolatingPart says how
+// many items those parts held, so that a retry starts after them.
 func (s *Store) WriteIsolating(ctx context.Context, b Batch) (Result, error) {
-	res, err := s.Write(ctx, b)
-	if err == nil || len(b.Items) == 0 {
-		return res, err
+	res, _, err := s.WriteIsolatingPart(ctx, b)
+	return res, err
+}
+
+// WriteIsolatingPart is WriteIsolating that also returns how many items of
+// b, from its start, are committed: all of them on success; on an error of
+// the environment the ones before the part that failed. Retry with
+// b.Items[done:] and nothing is written twice.
+func (s *Store) WriteIsolatingPart(ctx context.Context, b Batch) (res Result, done int, err error) {
+	res, err = s.Write(ctx, b)
+	if err == nil {
+		return res, len(b.Items), nil
 	}
-	if s.broken != nil {
-		return Result{}, err
+	if len(b.Items) == 0 || FaultOf(err) != FaultEvent {
+		return Result{}, 0, err
 	}
 	if len(b.Items) == 1 {
 		it := b.Items[0]
 		if it.Dead != nil {
-			return Result{}, err
+			// Even the dead letter's own row is refused: nothing to blame
+			// on an event.
+			return Result{}, 0, err
 		}
 		e := it.Event
 		it.Dead = &Dead{Code: ReasonStoreRejected, Reason: fmt.Sprintf("the database refused the event: %v", err),
@@ -420,10 +456,11 @@ func (s *Store) WriteIsolating(ctx context.Context, b Batch) (Result, error) {
 		it.Event = nil
 		one := b
 		one.Items = []Item{it}
-		if res, derr := s.Write(ctx, one); derr == nil {
-			return res, nil
+		res, derr := s.Write(ctx, one)
+		if derr != nil {
+			return Result{}, 0, fmt.Errorf("store the dead letter of event %s from %s (%v): %w", e.ID, e.Source, err, derr)
 		}
-		return Result{}, err
+		return res, 1, nil
 	}
 	var total Result
 	half := len(b.Items) / 2
@@ -433,13 +470,14 @@ func (s *Store) WriteIsolating(ctx context.Context, b Batch) (Result, error) {
 		if b.Position > 0 {
 			pb.Position = lastSeq(part, b.Position)
 		}
-		r, err := s.WriteIsolating(ctx, pb)
-		if err != nil {
-			return total, err
-		}
+		r, n, err := s.WriteIsolatingPart(ctx, pb)
 		total.Add(r)
+		done += n
+		if err != nil {
+			return total, done, err
+		}
 	}
-	return total, nil
+	return total, done, nil
 }
 
 // lastSeq is the stream position a part of a batch reaches: its last item's
