@@ -12,8 +12,8 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // env is the demo's pipeline in one process: an embedded nats-server
@@ -60,7 +60,7 @@ func openEnv(ctx context.Context, storeDir, db string, log *slog.Logger) (_ *env
 	if e.kv, err = bus.EnsureRulesBucket(ctx, e.js, bus.DefaultRulesBucket()); err != nil {
 		return nil, err
 	}
-	if e.st, err = store.OpenWith(ctx, db, store.Options{Taxonomy: metrics.DefaultTaxonomy()}); err != nil {
+	if e.st, err = store.OpenWith(ctx, db, store.Options{Taxonomy: taxonomy.Default()}); err != nil {
 		return nil, err
 	}
 	in, err := ingest.New(e.cfg, e.st, log)

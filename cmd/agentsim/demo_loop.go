@@ -20,6 +20,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // loopConfig is one demo run.
@@ -100,7 +101,7 @@ func runLoop(ctx context.Context, cfg loopConfig) (_ []generation, err error) {
 	span := time.Duration(sessions)*time.Duration(cfg.Scenario.Fleet.SessionInterval) + time.Hour
 	gap := (span + 24*time.Hour - 1).Truncate(24 * time.Hour)
 	src := metrics.DB{DB: e.st.DB()}
-	tax := metrics.DefaultTaxonomy()
+	tax := taxonomy.Default()
 
 	var curve []generation
 	for g := 1; g <= cfg.Generations; g++ {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const hintsSummary = "tool-hint failure rates, lift and p-values; followed, planned, dropped and hallucinated hints"
@@ -43,7 +44,7 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := metrics.LoadTaxonomy(*taxPath)
+	tax, err := taxonomy.Load(*taxPath)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
@@ -117,7 +118,7 @@ func TestRemoteSourceEqualsDB(t *testing.T) {
 		}
 		for i, f := range filters {
 			t.Run(fmt.Sprint(name, "/", i), func(t *testing.T) {
-				args := append(f.Args(), metrics.DefaultTaxonomy().Args()...)
+				args := append(f.Args(), taxonomy.Default().Args()...)
 				args = append(args, sql.Named("every", "day"), sql.Named("window_us", int64(7*24*time.Hour/time.Microsecond)), sql.Named("windows", int64(4)))
 				want, err := local.Query(t.Context(), q, args...)
 				if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const reportSummary = "the evolution report: one HTML page, Markdown and JSON for a window against the one before"
@@ -51,7 +52,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
-	if f.cfg.Taxonomy, err = metrics.LoadTaxonomy(f.taxonomy); err != nil {
+	if f.cfg.Taxonomy, err = taxonomy.Load(f.taxonomy); err != nil {
 		return err
 	}
 	c := &common{db: f.db, nats: f.nats}

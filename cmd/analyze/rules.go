@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evidence; -publish to NATS"
@@ -94,7 +95,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := metrics.LoadTaxonomy(f.taxonomy)
+	tax, err := taxonomy.Load(f.taxonomy)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ type ruleLine struct {
 }
 
 // writeRules writes rs to -out or stdout in the chosen format.
-func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.LearnedRules, stdout io.Writer) error {
+func writeRules(c *common, f rulesFlags, tax *taxonomy.Taxonomy, rs *metrics.LearnedRules, stdout io.Writer) error {
 	write := func(w io.Writer) error {
 		if c.format == "json" {
 			return encodeRules(w, f.skillLite, tax, rs, "  ")
@@ -192,7 +193,7 @@ func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.Lear
 
 // encodeRules writes rs as the project's rule set, or as SkillLite's
 // rules.json.
-func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics.LearnedRules, indent string) error {
+func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *metrics.LearnedRules, indent string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", indent)
 	if skillLite {
@@ -207,7 +208,7 @@ func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics
 // is one. An agent's own key holds its rules only when it has some: an
 // agent without rules of its own (too little data) has its key deleted, and
 // its watcher (agent/rules) falls back to the global key.
-func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
+func publishRules(ctx context.Context, f rulesFlags, tax *taxonomy.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
 	nc, err := bus.Connect(bus.ConnConfig{URL: f.natsURL, Name: "evosignal analyze rules", CredsFile: f.creds}, nil)
 	if err != nil {
 		return err

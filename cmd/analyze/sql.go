@@ -23,6 +23,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -186,7 +187,7 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 		// The parameters every analysis query may take, with their
 		// neutral values; -param overrides them. Values a query does not
 		// use are ignored.
-		defaults := append(metrics.Filter{}.Args(), metrics.DefaultTaxonomy().Args()...)
+		defaults := append(metrics.Filter{}.Args(), taxonomy.Default().Args()...)
 		r, err := query.NewRequest(q, defaults...)
 		if err != nil {
 			return req, err

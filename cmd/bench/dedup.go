@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // ingestedScenario is the scenario whose database the de-duplication phases
@@ -35,7 +35,7 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 	}
 	before := heapLive()
 	sp := startSpan()
-	st, err := store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: taxonomy.Default()})
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func phaseDedupOpen(ctx context.Context, e *env) ([]result, error) {
 		return nil, fmt.Errorf("dedup: store loaded %d keys, want %d", keys, m.Events)
 	}
 	t0 := time.Now()
-	st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: taxonomy.Default()})
 	if err != nil {
 		return nil, err
 	}

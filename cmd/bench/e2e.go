@@ -14,9 +14,9 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // stallAfter ends a wait for the ingester when it has committed nothing for
@@ -121,7 +121,7 @@ func phaseIngest(ctx context.Context, e *env) ([]result, error) {
 	if err := removeDB(e.dbPath(scBacklog)); err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(ctx, e.dbPath(scBacklog), store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, e.dbPath(scBacklog), store.Options{Taxonomy: taxonomy.Default()})
 	if err != nil {
 		return nil, err
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // env is what every phase gets: the shared work directory and the sizes.
@@ -174,7 +174,7 @@ func (e *env) startRig(ctx context.Context, sc string) (_ *rig, err error) {
 	if r.pnc, r.pjs, err = n.connect("bench-agents"); err != nil {
 		return nil, err
 	}
-	if r.st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: metrics.DefaultTaxonomy()}); err != nil {
+	if r.st, err = store.OpenWith(ctx, e.dbPath(sc), store.Options{Taxonomy: taxonomy.Default()}); err != nil {
 		return nil, err
 	}
 	return r, nil

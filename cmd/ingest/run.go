@@ -19,9 +19,9 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const usage = `Usage: ingest [flags]
@@ -133,9 +133,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	tax := metrics.DefaultTaxonomy()
+	tax := taxonomy.Default()
 	if o.taxonomy != "" {
-		if tax, err = metrics.LoadTaxonomy(o.taxonomy); err != nil {
+		if tax, err = taxonomy.Load(o.taxonomy); err != nil {
 			return err
 		}
 	}

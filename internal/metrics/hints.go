@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // HintsConfig tunes Hints.
@@ -73,7 +75,7 @@ type HintRow struct {
 // sorted by evidence, worst hint first: supported rows before the others,
 // then by lift (descending; a failing hint against a baseline that never
 // fails counts as infinite lift), p-value, calls, group and hint.
-func Hints(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg HintsConfig) ([]HintRow, error) {
+func Hints(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg HintsConfig) ([]HintRow, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}

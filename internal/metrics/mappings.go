@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // MappingsConfig tunes Mappings: when a task type → tool mapping is stable.
@@ -94,7 +96,7 @@ type MappingsResult struct {
 // Mappings runs queries/analyze/mappings.sql and derives shares, entropy
 // and stability. Rows are ordered by group (task type first among the
 // dimensions as the query orders them).
-func Mappings(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg MappingsConfig) (*MappingsResult, error) {
+func Mappings(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg MappingsConfig) (*MappingsResult, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // Rule kinds, as agent/planner reads them.
@@ -170,7 +172,7 @@ type LearnedRules struct {
 
 // LearnRules learns the rule set of the sessions f selects. f.By must be
 // empty: rules are learned per task type.
-func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time) (*LearnedRules, error) {
+func LearnRules(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time) (*LearnedRules, error) {
 	if len(f.By) > 0 {
 		return nil, fmt.Errorf("rules are learned per task type: -by %v is not supported", f.By)
 	}
@@ -189,7 +191,7 @@ func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Ru
 // LearnRulesByAgent learns one rule set per agent with a tool call or a
 // task in the sessions f selects, each from that agent's sessions only,
 // keyed by agent name.
-func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time) (map[string]*LearnedRules, error) {
+func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time) (map[string]*LearnedRules, error) {
 	if len(f.By) > 0 {
 		return nil, fmt.Errorf("rules are learned per task type: -by %v is not supported", f.By)
 	}
@@ -198,7 +200,7 @@ func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy,
 
 // learnRuleSets runs the evidence queries once (grouped by agent when byAgent) and
 // derives one rule set per agent ("" for all).
-func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time, byAgent bool) (map[string]*LearnedRules, error) {
+func learnRuleSets(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time, byAgent bool) (map[string]*LearnedRules, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
@@ -253,7 +255,7 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg
 	return sets, nil
 }
 
-func newRuleSet(f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time, agent string) *LearnedRules {
+func newRuleSet(f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time, agent string) *LearnedRules {
 	rs := &LearnedRules{
 		GeneratedAt: now.UTC(),
 		Classifier:  tax.ID(),

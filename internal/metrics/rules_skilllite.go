@@ -1,6 +1,10 @@
 package metrics
 
-import "math"
+import (
+	"math"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
+)
 
 // SkillLiteRule is one entry of the seed agent's (SkillLite) rules.json, an
 // array of planning rules the agent matches against the user's request by
@@ -29,7 +33,7 @@ type SkillLiteRule struct {
 // "evolved" so that the agent may revise them (mutable, reusable), and
 // priority 50 + 40 × confidence, rounded: from 50 to 90, below the seed's
 // hand-written rules of the highest priority.
-func (rs *LearnedRules) SkillLite(tax *Taxonomy) []SkillLiteRule {
+func (rs *LearnedRules) SkillLite(tax *taxonomy.Taxonomy) []SkillLiteRule {
 	out := make([]SkillLiteRule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		kw := tax.Keywords(r.TaskType)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 var rulesNow = time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -38,7 +39,7 @@ func ruleIDs(rs *LearnedRules) []string {
 func TestLearnRulesSwaps(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	f := Filter{Since: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
 	rs, err := LearnRules(ctx, src, f, tax, swapThresholds(), rulesNow)
 	if err != nil {
@@ -99,14 +100,14 @@ func TestLearnRulesSwaps(t *testing.T) {
 // At the default thresholds the fixture is too small for any rule.
 func TestLearnRulesDefaults(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	rs, err := LearnRules(context.Background(), src, Filter{}, DefaultTaxonomy(), DefaultRulesConfig(), rulesNow)
+	rs, err := LearnRules(context.Background(), src, Filter{}, taxonomy.Default(), DefaultRulesConfig(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rs.Rules) != 0 || rs.Rules == nil || rs.Version == "" {
 		t.Fatalf("rules %v (version %q), want an empty, versioned set", rs.Rules, rs.Version)
 	}
-	if _, err := LearnRules(context.Background(), src, Filter{By: []string{"agent"}}, DefaultTaxonomy(), DefaultRulesConfig(), rulesNow); err == nil {
+	if _, err := LearnRules(context.Background(), src, Filter{By: []string{"agent"}}, taxonomy.Default(), DefaultRulesConfig(), rulesNow); err == nil {
 		t.Fatal("LearnRules with -by agent: no error")
 	}
 }
@@ -115,7 +116,7 @@ func TestLearnRulesDefaults(t *testing.T) {
 // has the rules (with 6 baseline calls instead of 7), coder's none.
 func TestLearnRulesByAgent(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	sets, err := LearnRulesByAgent(context.Background(), src, Filter{}, DefaultTaxonomy(), swapThresholds(), rulesNow)
+	sets, err := LearnRulesByAgent(context.Background(), src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,14 +139,14 @@ func TestLearnRulesByAgent(t *testing.T) {
 func TestRuleSetVersion(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
-	a, err := LearnRules(ctx, src, Filter{}, DefaultTaxonomy(), swapThresholds(), rulesNow)
+	a, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Other thresholds, same rules: the evidence is the same, the version too.
 	cfg := swapThresholds()
 	cfg.Alpha = 0.05
-	b, err := LearnRules(ctx, src, Filter{}, DefaultTaxonomy(), cfg, rulesNow.Add(time.Hour))
+	b, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), cfg, rulesNow.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestRuleSetVersion(t *testing.T) {
 
 func TestSkillLite(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	rs, err := LearnRules(context.Background(), src, Filter{}, tax, swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)

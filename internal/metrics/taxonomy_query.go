@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -29,13 +30,13 @@ func typedQuery(name string) string {
 
 // typedArgs are the parameters of a query that includes the task-type
 // fragment: the filter's, the taxonomy's, and extra.
-func typedArgs(f Filter, tax *Taxonomy, extra ...any) []any {
+func typedArgs(f Filter, tax *taxonomy.Taxonomy, extra ...any) []any {
 	args := append(f.Args(), tax.Args()...)
 	return append(args, extra...)
 }
 
 // runTyped runs the typed query name and returns its rows with a reader.
-func runTyped(ctx context.Context, src Source, name string, f Filter, tax *Taxonomy, extra ...any) (*Table, error) {
+func runTyped(ctx context.Context, src Source, name string, f Filter, tax *taxonomy.Taxonomy, extra ...any) (*Table, error) {
 	t, err := src.Query(ctx, typedQuery(name), typedArgs(f, tax, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", name, err)
