@@ -79,8 +79,6 @@ force at the call.`, stderr)
 	if res.Rows == nil {
 		env.Rows = []metrics.MappingRow{}
 	}
-	if c.format != "json" {
-		env.Rows = groupedColumns(env.Rows, append([]string{"task_type"}, c.filter.By...))
-	}
+	env.Omit = metrics.UngroupedDims(append([]string{"task_type"}, c.filter.By...))
 	return render.Write(stdout, c.format, env)
 }

@@ -13,8 +13,8 @@ import (
 // hintKey names a row of Hints by task type and hint ("" for none).
 func hintKey(r HintRow) string {
 	k := ""
-	if r.TaskType != nil {
-		k = *r.TaskType + "/"
+	if r.TaskType.Value() != nil {
+		k = r.TaskType.String() + "/"
 	}
 	if r.Hint != nil {
 		return k + *r.Hint

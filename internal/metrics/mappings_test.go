@@ -15,7 +15,7 @@ import (
 func mappingsByType(rows []MappingRow) map[string]MappingRow {
 	m := make(map[string]MappingRow, len(rows))
 	for _, r := range rows {
-		m[*r.TaskType] = r
+		m[r.TaskType.String()] = r
 	}
 	return m
 }

@@ -232,8 +232,8 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxo
 	}
 	for i := range hints {
 		h := &hints[i]
-		rs := set(h.Agent) // every agent with a call or a task has a set, maybe empty
-		if h.Hint == nil || h.TaskType == nil {
+		rs := set(h.Agent.Value()) // every agent with a call or a task has a set, maybe empty
+		if h.Hint == nil || h.TaskType.Value() == nil {
 			continue
 		}
 		if r, ok := avoidRule(h, cfg); ok {
@@ -242,12 +242,15 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxo
 			rs.Rules = append(rs.Rules, r)
 		}
 	}
-	for _, raw := range t.Rows {
-		c := typedRow{t, raw}
+	err = eachRow(t, func(c *row) error {
 		rs := set(c.str("agent"))
 		if r, ok := replaceRule(c, cfg); ok {
 			rs.Rules = append(rs.Rules, r)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read rules_replace: %w", err)
 	}
 	for _, rs := range sets {
 		rs.finish()
@@ -314,7 +317,7 @@ func avoidRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
 	}
 	return LearnedRule{
 		Kind:       RuleAvoid,
-		TaskType:   *h.TaskType,
+		TaskType:   h.TaskType.String(),
 		ToolHint:   *h.Hint,
 		Support:    h.Calls,
 		Confidence: e.FailureCI.Lo,
@@ -337,7 +340,7 @@ func preferRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
 	}
 	return LearnedRule{
 		Kind:       RulePrefer,
-		TaskType:   *h.TaskType,
+		TaskType:   h.TaskType.String(),
 		ToolHint:   *h.Hint,
 		Support:    h.Calls,
 		Confidence: successLo,
@@ -347,7 +350,7 @@ func preferRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
 
 // replaceRule: the swap seen in enough replans, and the added tasks
 // succeeding with a lower bound at or above the threshold.
-func replaceRule(c typedRow, cfg RulesConfig) (LearnedRule, bool) {
+func replaceRule(c *row, cfg RulesConfig) (LearnedRule, bool) {
 	e := &ReplaceEvidence{
 		Replans:   c.int("replans"),
 		Added:     c.int("added"),
@@ -364,9 +367,9 @@ func replaceRule(c typedRow, cfg RulesConfig) (LearnedRule, bool) {
 	}
 	return LearnedRule{
 		Kind:       RuleReplace,
-		TaskType:   *c.str("task_type"),
-		ToolHint:   *c.str("from_hint"),
-		Instead:    *c.str("to_hint"),
+		TaskType:   c.need("task_type"),
+		ToolHint:   c.need("from_hint"),
+		Instead:    c.need("to_hint"),
 		Support:    e.Replans,
 		Confidence: e.SuccessCI.Lo,
 		Evidence:   e,

@@ -383,7 +383,7 @@ func checkGeneratedHints(t *testing.T, w *hgWorld, src Source) {
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		k := *r.TaskType + "/"
+		k := r.TaskType.String() + "/"
 		if r.Hint != nil {
 			k += *r.Hint
 		}
@@ -418,7 +418,7 @@ func checkGeneratedHints(t *testing.T, w *hgWorld, src Source) {
 		}
 	}
 	// The planted bad hint is the worst supported row, with a tiny p-value.
-	if k := *rows[0].TaskType + "/" + *rows[0].Hint; k != "coding/search_web" || *rows[0].PValue > 1e-10 {
+	if k := rows[0].TaskType.String() + "/" + *rows[0].Hint; k != "coding/search_web" || *rows[0].PValue > 1e-10 {
 		t.Errorf("worst row %s (p %v), want coding/search_web with p < 1e-10", k, deref(rows[0].PValue))
 	}
 }

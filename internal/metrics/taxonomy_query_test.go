@@ -131,9 +131,12 @@ func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int64{}
-	for _, r := range tb.Rows {
-		c := typedRow{tb, r}
-		got[*c.str("task_type")] += c.int("planned")
+	err = eachRow(tb, func(c *row) error {
+		got[c.need("task_type")] += c.int("planned")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := map[string]int64{}
 	for _, task := range tasks {

@@ -199,7 +199,7 @@ func (r *Report) glance() []string {
 			}
 		}
 		s := fmt.Sprintf("Worst hint: %s for %s tasks fails %s of %d calls (the type's other calls %s",
-			str(h.Hint), str(h.TaskType), pct(h.FailureRate), h.Calls, pct(h.OtherFailureRate))
+			str(h.Hint), str(h.TaskType.Value()), pct(h.FailureRate), h.Calls, pct(h.OtherFailureRate))
 		if h.Lift != nil {
 			s += ", lift " + ratio(h.Lift)
 		}
