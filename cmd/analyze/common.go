@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2"
-
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // common are the flags every analysis command takes.
@@ -91,26 +89,16 @@ func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error 
 	return nil
 }
 
-// open opens the database read-only. A database an ingester holds cannot
-// be opened by another process; the error says so. With -nats, it reads
-// through the ingester's query service instead.
+// open opens the database read-only (store.OpenReadOnly: a database an
+// ingester holds is a *store.LockedError), or with -nats reads through the
+// ingester's query service.
 func (c *common) open(ctx context.Context) (metrics.Source, func() error, error) {
 	if c.nats != "" {
 		return openRemote(c.nats)
 	}
-	if _, err := os.Stat(c.db); err != nil {
-		return nil, nil, fmt.Errorf("database %s: %w", c.db, err)
-	}
-	db, err := sql.Open("duckdb", c.db+"?access_mode=read_only")
+	db, err := store.OpenReadOnly(ctx, c.db)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", c.db, err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		if strings.Contains(err.Error(), "lock") {
-			return nil, nil, fmt.Errorf("open %s: it is in use by a running ingester (DuckDB allows one writer and no other process): %w", c.db, err)
-		}
-		return nil, nil, fmt.Errorf("open %s: %w", c.db, err)
+		return nil, nil, err
 	}
 	return metrics.DB{DB: db}, db.Close, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +21,7 @@ import (
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
 )
@@ -312,23 +312,12 @@ func (o *sqlOptions) querier(ctx context.Context) (query.Querier, func(), error)
 		}
 		return query.NewClient(nc, subject), nc.Close, nil
 	}
-	if _, err := os.Stat(o.db); err != nil {
-		return nil, nil, fmt.Errorf("database %s: %w", o.db, err)
-	}
-	db, err := sql.Open("duckdb", o.db+"?access_mode=read_only")
-	if err == nil {
-		err = db.PingContext(ctx)
-	}
-	if err == nil {
-		err = query.Lockdown(ctx, db)
-	}
+	db, err := store.OpenReadOnly(ctx, o.db)
 	if err != nil {
-		if db != nil {
-			db.Close()
-		}
-		if strings.Contains(err.Error(), "lock") {
-			return nil, nil, fmt.Errorf("open %s: it is in use by a running ingester; ask its query service with -nats URL: %w", o.db, err)
-		}
+		return nil, nil, err
+	}
+	if err := query.Lockdown(ctx, db); err != nil {
+		db.Close()
 		return nil, nil, fmt.Errorf("open %s: %w", o.db, err)
 	}
 	return query.Local{DB: db}, func() { db.Close() }, nil
