@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
@@ -22,7 +24,8 @@ type common struct {
 	db, since, until, by, format string
 	filter                       metrics.Filter
 	now                          func() time.Time
-	nats                         string // -nats: read through the ingester's query service
+	nats                         string         // -nats: read through the ingester's query service
+	conn                         bus.ConnConfig // how to reach NATS: -user, -creds, -tls-ca, …
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
@@ -43,6 +46,7 @@ func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 	fs.StringVar(&c.filter.TaskType, "task-type", "", "only this task type")
 	fs.StringVar(&c.by, "by", "", "group by these `dimensions`, comma-separated: "+strings.Join(metrics.Dimensions, ", "))
 	fs.StringVar(&c.format, "format", "", "output: table, json or csv (default table on a terminal, json otherwise)")
+	cli.ConnFlags(fs, &c.conn)
 	return fs, c
 }
 
@@ -94,7 +98,7 @@ func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error 
 // ingester's query service.
 func (c *common) open(ctx context.Context) (metrics.Source, func() error, error) {
 	if c.nats != "" {
-		return openRemote(c.nats)
+		return openRemote(c.nats, c.conn)
 	}
 	db, err := store.OpenReadOnly(ctx, c.db)
 	if err != nil {

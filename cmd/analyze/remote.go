@@ -43,11 +43,13 @@ func splitNATS(spec string) (urls, subject string) {
 	return urls, subject
 }
 
-// connectNATS connects to the servers of a -nats value and returns the
+// connectNATS connects to the servers of a -nats value, with the
+// authentication and TLS of conn (cli.ConnFlags), and returns the
 // connection and the query service's subject.
-func connectNATS(spec string) (*nats.Conn, string, error) {
+func connectNATS(spec string, conn bus.ConnConfig) (*nats.Conn, string, error) {
 	urls, subject := splitNATS(spec)
-	nc, err := bus.Connect(bus.ConnConfig{URL: urls, Name: "evosignal-analyze"}, nil)
+	conn.URL, conn.Name = urls, "evosignal-analyze"
+	nc, err := bus.Connect(conn, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -55,8 +57,8 @@ func connectNATS(spec string) (*nats.Conn, string, error) {
 }
 
 // openRemote is (*common).open for -nats: a Source over the query service.
-func openRemote(spec string) (metrics.Source, func() error, error) {
-	nc, subject, err := connectNATS(spec)
+func openRemote(spec string, conn bus.ConnConfig) (metrics.Source, func() error, error) {
+	nc, subject, err := connectNATS(spec, conn)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
@@ -96,7 +97,7 @@ func liveService(tb testing.TB, path string) (*store.Store, string) {
 // same Go value types.
 func TestRemoteSourceEqualsDB(t *testing.T) {
 	st, url := liveService(t, remoteDB(t, remoteFixtures(t)...))
-	src, closeSrc, err := openRemote(url)
+	src, closeSrc, err := openRemote(url, bus.ConnConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,6 @@ type rulesFlags struct {
 	publish   bool
 	bucket    bus.RulesBucketConfig
 	natsURL   string
-	creds     string
 }
 
 // runRules is `analyze rules`.
@@ -65,7 +64,6 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write the seed agent's rules.json format (an array of planning rules)")
 	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
 	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
-	fs.StringVar(&f.creds, "creds", "", "NATS credentials `file` for -publish")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
 	if err := c.parse(fs, args, stdout); err != nil {
@@ -133,7 +131,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 			sets[agent] = set
 		}
 	}
-	return publishRules(ctx, f, tax, sets, stderr)
+	return publishRules(ctx, f, c.conn, tax, sets, stderr)
 }
 
 // ruleLine is one rule in table and CSV output.
@@ -208,8 +206,9 @@ func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *metric
 // is one. An agent's own key holds its rules only when it has some: an
 // agent without rules of its own (too little data) has its key deleted, and
 // its watcher (agent/rules) falls back to the global key.
-func publishRules(ctx context.Context, f rulesFlags, tax *taxonomy.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
-	nc, err := bus.Connect(bus.ConnConfig{URL: f.natsURL, Name: "evosignal analyze rules", CredsFile: f.creds}, nil)
+func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, tax *taxonomy.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
+	conn.URL, conn.Name = f.natsURL, "evosignal analyze rules"
+	nc, err := bus.Connect(conn, nil)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
@@ -57,6 +59,7 @@ type sqlOptions struct {
 	params, args                      multiFlag
 	maxRows                           int64
 	timeout                           time.Duration
+	conn                              bus.ConnConfig
 }
 
 // multiFlag is a repeatable string flag.
@@ -83,6 +86,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fl.Var(&o.params, "param", "bind $name: `name=value` (repeatable; value JSON if it parses, else text)")
 	fl.Var(&o.args, "arg", "bind $1, $2, … in order: `value` (repeatable; JSON if it parses, else text)")
 	fl.Int64Var(&o.maxRows, "max-rows", 0, "at most this many `rows` (0: all; through -nats, at most the service's limit)")
+	cli.ConnFlags(fl, &o.conn)
 	fl.DurationVar(&o.timeout, "timeout", 0, "cancel the query after this `long` (0: no limit; through -nats, at most the service's)")
 	text, err := parseInterspersed(fl, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -306,7 +310,7 @@ func listQueries(w io.Writer) error {
 // or connects to the query service.
 func (o *sqlOptions) querier(ctx context.Context) (query.Querier, func(), error) {
 	if o.nats != "" {
-		nc, subject, err := connectNATS(o.nats)
+		nc, subject, err := connectNATS(o.nats, o.conn)
 		if err != nil {
 			return nil, nil, err
 		}
