@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/agent/planner"
 	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/sim"
@@ -64,7 +64,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name` (created with the ingester's defaults when missing)")
 	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: events go to <prefix>.<agent>")
 	fs.StringVar(&o.rulesFile, "rules", "", "apply the rule set in this JSON `file` (as analyze rules writes it) instead of the bucket's")
-	fs.StringVar(&o.bucket, "rules-bucket", rules.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
+	fs.StringVar(&o.bucket, "rules-bucket", ruleset.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
@@ -115,11 +115,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if err != nil {
 			return fmt.Errorf("-rules: %w", err)
 		}
-		rs, err := planner.ParseRuleSet(b)
+		rs, err := ruleset.Parse(b)
 		if err != nil {
 			return fmt.Errorf("-rules %s: %w", o.rulesFile, err)
 		}
-		cfg.Rules = func(string) planner.RuleSet { return rs }
+		cfg.Rules = func(string) ruleset.RuleSet { return rs }
 	}
 	total := sc.Fleet.Sessions
 	if o.sessions > 0 {
@@ -269,7 +269,7 @@ func watchRules(ctx context.Context, js jetstream.JetStream, bucket string, agen
 		rs, key := w.CurrentKey()
 		log.Info("rules loaded", "agent", name, "key", key, "ruleset", rs.Version, "rules", len(rs.Rules))
 	}
-	cfg.Rules = func(agent string) planner.RuleSet { return watchers[agent].Current() }
+	cfg.Rules = func(agent string) ruleset.RuleSet { return watchers[agent].Current() }
 	return stop, nil
 }
 

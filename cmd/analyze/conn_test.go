@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 )
@@ -93,11 +93,11 @@ func TestNATSConnectionFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := js.KeyValue(context.Background(), rules.DefaultBucket)
+	kv, err := js.KeyValue(context.Background(), ruleset.DefaultBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Get(context.Background(), rules.GlobalKey); err != nil {
+	if _, err := kv.Get(context.Background(), ruleset.GlobalKey); err != nil {
 		t.Fatalf("global rules after -publish: %v", err)
 	}
 }

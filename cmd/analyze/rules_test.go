@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
@@ -54,9 +54,9 @@ func TestRulesGolden(t *testing.T) {
 func TestRulesLoadInPlanner(t *testing.T) {
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
 	b := runForJSON(t, append([]string{"rules", "-db", swaps}, swapArgs...)...)
-	rs, err := planner.ParseRuleSet(b)
+	rs, err := ruleset.Parse(b)
 	if err != nil {
-		t.Fatalf("planner.ParseRuleSet: %v\n%s", err, b)
+		t.Fatalf("ruleset.Parse: %v\n%s", err, b)
 	}
 	want := []string{"avoid:coding:search_web", "replace:coding:search_web:grep", "prefer:coding:grep"}
 	if !slices.Equal(rs.IDs(), want) || rs.Version == "" {
@@ -139,12 +139,12 @@ func TestRulesPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	sets := map[string]planner.RuleSet{}
+	sets := map[string]ruleset.RuleSet{}
 	for e := range w.Updates() {
 		if e == nil {
 			break // the initial values are all in
 		}
-		rs, err := planner.ParseRuleSet(e.Value())
+		rs, err := ruleset.Parse(e.Value())
 		if err != nil {
 			t.Fatalf("key %s: %v", e.Key(), err)
 		}

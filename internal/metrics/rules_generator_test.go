@@ -486,4 +486,5 @@ func checkGeneratedRules(t *testing.T, src Source) {
 	if rs.Rules[0].Instead != "grep" {
 		t.Errorf("avoid instead %q, want grep", rs.Rules[0].Instead)
 	}
+	checkRuleSetSchema(t, rs)
 }

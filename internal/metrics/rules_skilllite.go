@@ -3,6 +3,7 @@ package metrics
 import (
 	"math"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
@@ -29,11 +30,11 @@ type SkillLiteRule struct {
 	TriggerCount  int64   `json:"trigger_count"`
 }
 
-// SkillLite returns rs in the seed agent's rules.json format, with origin
+// SkillLiteRules returns rs in the seed agent's rules.json format, with origin
 // "evolved" so that the agent may revise them (mutable, reusable), and
 // priority 50 + 40 × confidence, rounded: from 50 to 90, below the seed's
 // hand-written rules of the highest priority.
-func (rs *LearnedRules) SkillLite(tax *taxonomy.Taxonomy) []SkillLiteRule {
+func SkillLiteRules(rs *ruleset.RuleSet, tax *taxonomy.Taxonomy) []SkillLiteRule {
 	out := make([]SkillLiteRule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		kw := tax.Keywords(r.TaskType)
@@ -41,7 +42,7 @@ func (rs *LearnedRules) SkillLite(tax *taxonomy.Taxonomy) []SkillLiteRule {
 			kw = []string{r.TaskType}
 		}
 		hint := r.ToolHint
-		if r.Kind != RulePrefer {
+		if r.Kind != ruleset.KindPrefer {
 			hint = r.Instead
 		}
 		out = append(out, SkillLiteRule{

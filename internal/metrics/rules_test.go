@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
@@ -24,7 +24,7 @@ func swapThresholds() RulesConfig {
 	return cfg
 }
 
-func ruleIDs(rs *LearnedRules) []string {
+func ruleIDs(rs *ruleset.RuleSet) []string {
 	ids := make([]string, len(rs.Rules))
 	for i, r := range rs.Rules {
 		ids[i] = r.ID
@@ -79,7 +79,7 @@ func TestLearnRulesSwaps(t *testing.T) {
 	}
 
 	if rs.Classifier != tax.ID() || rs.Window.Since == nil || !rs.Window.Since.Equal(f.Since) || rs.Window.Until != nil ||
-		!rs.GeneratedAt.Equal(rulesNow) || rs.Thresholds != swapThresholds() {
+		!rs.GeneratedAt.Equal(rulesNow) || rs.Thresholds != ruleset.Thresholds(swapThresholds()) {
 		t.Errorf("rule set header %+v", rs)
 	}
 
@@ -88,11 +88,11 @@ func TestLearnRulesSwaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := planner.ParseRuleSet(b)
+	ps, err := ruleset.Parse(b)
 	if err != nil {
-		t.Fatalf("planner.ParseRuleSet: %v\n%s", err, b)
+		t.Fatalf("ruleset.Parse: %v\n%s", err, b)
 	}
-	if ps.Version != rs.Version || !slices.Equal(ps.IDs(), want) || ps.Rules[1].Instead != "grep" || string(ps.Rules[0].Kind) != RuleAvoid {
+	if ps.Version != rs.Version || !slices.Equal(ps.IDs(), want) || ps.Rules[1].Instead != "grep" || ps.Rules[0].Kind != ruleset.KindAvoid {
 		t.Errorf("planner rule set %+v", ps)
 	}
 }
@@ -173,7 +173,7 @@ func TestSkillLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl := rs.SkillLite(tax)
+	sl := SkillLiteRules(rs, tax)
 	if len(sl) != 3 {
 		t.Fatalf("%d SkillLite rules, want 3", len(sl))
 	}
@@ -191,8 +191,8 @@ func TestSkillLite(t *testing.T) {
 		}
 	}
 	// A type the taxonomy does not list is its own keyword.
-	other := LearnedRules{Rules: []LearnedRule{{ID: "avoid:edit:x", Kind: RuleAvoid, TaskType: "edit", ToolHint: "x"}}}
-	if got := other.SkillLite(tax); !slices.Equal(got[0].Keywords, []string{"edit"}) || got[0].ToolHint != "" {
+	other := ruleset.RuleSet{Rules: []ruleset.Rule{{ID: "avoid:edit:x", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "x"}}}
+	if got := SkillLiteRules(&other, tax); !slices.Equal(got[0].Keywords, []string{"edit"}) || got[0].ToolHint != "" {
 		t.Errorf("unlisted type: %+v", got[0])
 	}
 }
