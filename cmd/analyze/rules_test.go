@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/schema"
 )
 
 // swapArgs are thresholds low enough for the 13 coding calls and 3 swaps of
@@ -50,10 +52,22 @@ func TestRulesGolden(t *testing.T) {
 	checkGolden(t, "rules_swaps_skilllite_format.golden.json", b)
 }
 
-// The rule set is what agent/planner loads.
+// The rule set is what agent/planner loads, valid against
+// schema/v1/ruleset.json.
 func TestRulesLoadInPlanner(t *testing.T) {
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
-	b := runForJSON(t, append([]string{"rules", "-db", swaps}, swapArgs...)...)
+	b := []byte(runForOutput(t, append([]string{"rules", "-db", swaps, "-format", "json"}, swapArgs...)...))
+	sch, err := schema.CompileRuleSetV1()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		t.Fatalf("analyze rules output is not valid against %s: %v\n%s", schema.RuleSetV1, err, b)
+	}
 	rs, err := ruleset.Parse(b)
 	if err != nil {
 		t.Fatalf("ruleset.Parse: %v\n%s", err, b)
