@@ -16,7 +16,9 @@ import (
 // In JSON, the rows of replans, trend and effect show every dimension, null
 // where it has no value (the envelope's filter.by tells the two cases
 // apart); the rows of hints and mappings show only the dimensions with a
-// value. Tables and CSV show the dimensions of UngroupedDims' complement.
+// value. Tables and CSV of hints and mappings leave out the dimensions not
+// grouped by (UngroupedDims, given as render.Envelope.Omit); those of
+// replans, trend and effect show every one.
 type Group struct {
 	Agent        Dim `json:"agent,omitzero"`
 	AgentVersion Dim `json:"agent_version,omitzero"`
