@@ -2,7 +2,8 @@
 // JSON is the stable, documented shape (docs/analyze.md): an Envelope whose
 // rows are the analyzer's row structs, encoded by their json tags. Table and
 // CSV show the same rows, one column per top-level json field; nested values
-// (lists, objects) are shown as compact JSON.
+// (lists, objects) are shown as compact JSON. WriteResult prints the rows of
+// a SQL query (analyze sql) the same three ways.
 package render
 
 import (

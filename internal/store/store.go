@@ -5,6 +5,8 @@
 //
 // Only one Store may have a database file open for writing at a time. Another
 // process gets ErrLocked from Open; so does a second Open in this process.
+// Readers open a database with OpenReadOnly, which a writer in another
+// process makes fail with a *LockedError.
 package store
 
 import (
