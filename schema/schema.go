@@ -29,6 +29,10 @@ const BaseV1 = "https://schema.evosignal.dev/v1/"
 // EventV1 is the $id of the schema of a whole v1 event.
 const EventV1 = BaseV1 + "event.json"
 
+// RuleSetV1 is the $id of the schema of the learned-rules document
+// (agent/ruleset.RuleSet).
+const RuleSetV1 = BaseV1 + "ruleset.json"
+
 // CompileV1 compiles v1/event.json with format assertions on (so "time" must
 // be an RFC 3339 date-time). Every $ref is resolved from FS; a reference to
 // anything else is an error, never a network fetch.
@@ -37,7 +41,14 @@ const EventV1 = BaseV1 + "event.json"
 // jsonschema.UnmarshalJSON. It cannot see what JSON parsing hides (duplicate
 // member names, invalid UTF-8, lone surrogate escapes); the evosignal
 // decoder rejects those as malformed before any schema check.
-func CompileV1() (*jsonschema.Schema, error) {
+func CompileV1() (*jsonschema.Schema, error) { return compileV1(EventV1) }
+
+// CompileRuleSetV1 compiles v1/ruleset.json, the schema of a learned rule
+// set, as CompileV1 compiles the events'.
+func CompileRuleSetV1() (*jsonschema.Schema, error) { return compileV1(RuleSetV1) }
+
+// compileV1 compiles the v1 schema with $id id, format assertions on.
+func compileV1(id string) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
@@ -59,9 +70,9 @@ func CompileV1() (*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("add %s: %w", name, err)
 		}
 	}
-	sch, err := c.Compile(EventV1)
+	sch, err := c.Compile(id)
 	if err != nil {
-		return nil, fmt.Errorf("compile %s: %w", EventV1, err)
+		return nil, fmt.Errorf("compile %s: %w", id, err)
 	}
 	return sch, nil
 }

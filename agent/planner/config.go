@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/evosignal/evosignal/agent/ruleset"
 )
 
 // Defaults of Config.
@@ -40,7 +42,7 @@ type Config struct {
 	// limit. Zero means DefaultTaskToolBudget.
 	TaskToolBudget int
 	// Rules are the learned rules loaded for the session.
-	Rules RuleSet
+	Rules ruleset.RuleSet
 	// Clock gives the time for agent.session.ended's duration_ms. Default
 	// time.Now. (The events' own times come from the Session's clock.)
 	Clock func() time.Time

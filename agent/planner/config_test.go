@@ -3,10 +3,12 @@ package planner
 import (
 	"strings"
 	"testing"
+
+	"github.com/evosignal/evosignal/agent/ruleset"
 )
 
 func TestConfigValidate(t *testing.T) {
-	goodRules := RuleSet{Version: "v1", Rules: []Rule{{ID: "r-1", Kind: KindPrefer, TaskType: "edit", ToolHint: "write_file"}}}
+	goodRules := ruleset.RuleSet{Version: "v1", Rules: []ruleset.Rule{{ID: "r-1", Kind: ruleset.KindPrefer, TaskType: "edit", ToolHint: "write_file"}}}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -19,9 +21,9 @@ func TestConfigValidate(t *testing.T) {
 		{name: "empty tool", cfg: Config{Tools: []string{"grep", " "}}, want: []string{"tool 1: empty name"}},
 		{name: "spaced tool", cfg: Config{Tools: []string{" grep"}}, want: []string{`tool 0: name " grep" has surrounding spaces`}},
 		{name: "duplicate tool", cfg: Config{Tools: []string{"grep", "grep"}}, want: []string{`tool 1: "grep" listed twice`}},
-		{name: "bad rules", cfg: Config{Rules: RuleSet{Rules: []Rule{{ID: "r-1", Kind: "always", TaskType: "edit", ToolHint: "grep"}}}},
+		{name: "bad rules", cfg: Config{Rules: ruleset.RuleSet{Rules: []ruleset.Rule{{ID: "r-1", Kind: "always", TaskType: "edit", ToolHint: "grep"}}}},
 			want: []string{"rules: no version", `rule 0 ("r-1"): kind "always" is not one of prefer, avoid, replace`}},
-		{name: "every problem at once", cfg: Config{ReplanSoftCap: -1, TaskToolBudget: -1, Tools: []string{""}, Rules: RuleSet{Version: "v", Rules: []Rule{{}}}},
+		{name: "every problem at once", cfg: Config{ReplanSoftCap: -1, TaskToolBudget: -1, Tools: []string{""}, Rules: ruleset.RuleSet{Version: "v", Rules: []ruleset.Rule{{}}}},
 			want: []string{"replan soft cap", "task tool budget", "tool 0: empty name", "empty id", "kind \"\"", "empty task_type", "empty tool_hint"}},
 	}
 	for _, tt := range tests {

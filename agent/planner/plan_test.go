@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -92,7 +93,7 @@ func FuzzParse(f *testing.F) {
 
 func TestNewPlan(t *testing.T) {
 	const goal = "Turn notes.pdf into TODO.md"
-	rules := RuleSet{Version: "v3", Rules: []Rule{{ID: "p-1", Kind: KindPrefer, TaskType: "docs", ToolHint: "read_file"}}}
+	rules := ruleset.RuleSet{Version: "v3", Rules: []ruleset.Rule{{ID: "p-1", Kind: ruleset.KindPrefer, TaskType: "docs", ToolHint: "read_file"}}}
 	_, parseErr := Parse("Sure! Here is my plan")
 	tests := []struct {
 		name     string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -93,8 +94,8 @@ func TestUpdateTaskPlan(t *testing.T) {
 		},
 		{
 			name: "new tasks sanitised: hint.stripped (replan) between plan.updated and the call",
-			cfg: Config{Tools: testTools, Rules: RuleSet{Version: "v1", Rules: []Rule{
-				{ID: "r-9", Kind: KindReplace, TaskType: "search", ToolHint: "search_web", Instead: "grep"}}}},
+			cfg: Config{Tools: testTools, Rules: ruleset.RuleSet{Version: "v1", Rules: []ruleset.Rule{
+				{ID: "r-9", Kind: ruleset.KindReplace, TaskType: "search", ToolHint: "search_web", Instead: "grep"}}}},
 			tasks: []agent.Task{task(0, "Group by owner", "spreadsheet"), typed(task(0, "Find owners", "search_web"), "search")},
 			want: Result{Accepted: true, Message: fmt.Sprintf(msgPlanUpdated, 1, "Group by owner"),
 				Tasks: []agent.Task{task(1, "Group by owner", ""), typed(task(2, "Find owners", "grep"), "search")}},

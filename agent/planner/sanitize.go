@@ -49,7 +49,7 @@ func (p *Planner) sanitize(tasks []agent.Task, phase events.Phase) ([]agent.Task
 		if t.ToolHint != nil {
 			hint := strings.TrimSpace(*t.ToolHint)
 			t.ToolHint = nil
-			switch r, forbidden := p.cfg.Rules.forbidding(typ, hint); {
+			switch r, forbidden := forbidding(p.cfg.Rules, typ, hint); {
 			case hint == "":
 			case !p.available(hint):
 				strips = append(strips, agent.HintStripped{TaskID: t.ID, ToolHint: hint, Phase: phase, Reason: events.StripUnavailable})
@@ -63,7 +63,7 @@ func (p *Planner) sanitize(tasks []agent.Task, phase events.Phase) ([]agent.Task
 			}
 		}
 		if t.ToolHint == nil {
-			if r, ok := p.cfg.Rules.preferred(typ, p.available); ok {
+			if r, ok := preferred(p.cfg.Rules, typ, p.available); ok {
 				t.ToolHint = ptr(r.ToolHint)
 			}
 		}

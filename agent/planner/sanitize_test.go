@@ -5,18 +5,19 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
 func TestSanitizeAndEnhance(t *testing.T) {
-	rules := RuleSet{Version: "v7", Rules: []Rule{
-		{ID: "avoid-web", Kind: KindAvoid, TaskType: "edit", ToolHint: "search_web"},
-		{ID: "cmd-to-grep", Kind: KindReplace, TaskType: "search", ToolHint: "run_command", Instead: "grep"},
-		{ID: "web-to-pdf", Kind: KindAvoid, TaskType: "extract", ToolHint: "search_web", Instead: "pdf_extract"}, // pdf_extract is not available
-		{ID: "prefer-pdf", Kind: KindPrefer, TaskType: "edit", ToolHint: "pdf_extract"},                          // not available: skipped
-		{ID: "prefer-write", Kind: KindPrefer, TaskType: "edit", ToolHint: "write_file"},
-		{ID: "prefer-web", Kind: KindPrefer, TaskType: "extract", ToolHint: "search_web"}, // forbidden for extract by web-to-pdf
-		{ID: "prefer-test", Kind: KindPrefer, TaskType: "test", ToolHint: "run_command"},
+	rules := ruleset.RuleSet{Version: "v7", Rules: []ruleset.Rule{
+		{ID: "avoid-web", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "search_web"},
+		{ID: "cmd-to-grep", Kind: ruleset.KindReplace, TaskType: "search", ToolHint: "run_command", Instead: "grep"},
+		{ID: "web-to-pdf", Kind: ruleset.KindAvoid, TaskType: "extract", ToolHint: "search_web", Instead: "pdf_extract"}, // pdf_extract is not available
+		{ID: "prefer-pdf", Kind: ruleset.KindPrefer, TaskType: "edit", ToolHint: "pdf_extract"},                          // not available: skipped
+		{ID: "prefer-write", Kind: ruleset.KindPrefer, TaskType: "edit", ToolHint: "write_file"},
+		{ID: "prefer-web", Kind: ruleset.KindPrefer, TaskType: "extract", ToolHint: "search_web"}, // forbidden for extract by web-to-pdf
+		{ID: "prefer-test", Kind: ruleset.KindPrefer, TaskType: "test", ToolHint: "run_command"},
 	}}
 	strip := func(id int64, hint string, phase events.Phase, ruleID string) agent.HintStripped {
 		d := agent.HintStripped{TaskID: id, ToolHint: hint, Phase: phase, Reason: events.StripUnavailable}

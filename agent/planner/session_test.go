@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
 func TestStart(t *testing.T) {
-	rules := RuleSet{Version: "2025-06-10.2", Rules: []Rule{
-		{ID: "r-017", Kind: KindAvoid, TaskType: "edit", ToolHint: "search_web"},
-		{ID: "r-023", Kind: KindPrefer, TaskType: "test", ToolHint: "run_command"},
+	rules := ruleset.RuleSet{Version: "2025-06-10.2", Rules: []ruleset.Rule{
+		{ID: "r-017", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "search_web"},
+		{ID: "r-023", Kind: ruleset.KindPrefer, TaskType: "test", ToolHint: "run_command"},
 	}}
 	allTools := append(slices.Clone(testTools), ToolCompleteTask, ToolUpdateTaskPlan)
 	tests := []struct {
@@ -201,7 +202,7 @@ func TestSequence(t *testing.T) {
 // plan.updated, task.completed right after its complete_task call, hints of
 // calls as in the plan, and session.ended's counts equal to the calls seen.
 func TestSessionFollowsContract(t *testing.T) {
-	rules := RuleSet{Version: "v1", Rules: []Rule{{ID: "r-1", Kind: KindAvoid, TaskType: "edit", ToolHint: "search_web"}}}
+	rules := ruleset.RuleSet{Version: "v1", Rules: []ruleset.Rule{{ID: "r-1", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "search_web"}}}
 	f := newFixture(t, Config{Tools: testTools, Rules: rules, TaskToolBudget: 2})
 	ctx := t.Context()
 	steps := []func() error{

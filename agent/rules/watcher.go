@@ -1,16 +1,16 @@
-// Package rules gives an agent the learned hint rules evosignal publishes:
-// `analyze rules -publish` puts a rule set (JSON, a superset of
-// planner.RuleSet) into a NATS JetStream key-value bucket, one key per agent
-// name plus GlobalKey for the rules learned from every agent. A Watcher
-// loads them when the agent starts and keeps them current:
+// Package rules carries the learned hint rules (agent/ruleset) through a
+// NATS JetStream key-value bucket: Publish, used by `analyze rules -publish`
+// and the demo, puts a rule set under each agent's name and the one learned
+// from every agent under ruleset.GlobalKey; a Watcher gives an agent its
+// rules when it starts and keeps them current:
 //
-//	w, err := rules.Watch(ctx, js, rules.DefaultBucket, "skilllite")
+//	w, err := rules.Watch(ctx, js, ruleset.DefaultBucket, "skilllite")
 //	if err != nil { … }                    // errors.Is(err, jetstream.ErrBucketNotFound): nothing published yet
 //	defer w.Close()
 //	…
 //	p, err := planner.New(session, planner.Config{Tools: tools, Rules: w.Current()}) // at each session start
 //
-// The agent's own key beats GlobalKey: Current returns the agent's rule set
+// The agent's own key beats ruleset.GlobalKey: Current returns the agent's rule set
 // when its key holds one, else the global one, else no rules. The planner
 // records the version and the rule ids in agent.session.started and applies
 // the rules to every plan (planner.SanitizeAndEnhance).
@@ -24,27 +24,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 )
-
-// Defaults of the rules bucket (internal/bus.DefaultRulesBucket and
-// bus.GlobalRulesKey; a test keeps them equal).
-const (
-	// DefaultBucket is the key-value bucket the analyzer publishes to.
-	DefaultBucket = "evosignal_rules"
-	// GlobalKey holds the rule set learned from all agents.
-	GlobalKey = "global"
-)
-
-// validKey is what a key-value key may be (nats.go's rule for keys).
-var validKey = regexp.MustCompile(`^[-/_=.a-zA-Z0-9]+$`)
 
 // Watcher holds the current rule set of one agent and follows its updates.
 // It owns one goroutine, which Close stops and waits for. Its methods are
@@ -56,20 +43,20 @@ type Watcher struct {
 	done   chan struct{} // the goroutine exited
 
 	mu      sync.Mutex
-	sets    map[string]planner.RuleSet // the last valid rule set of each key
+	sets    map[string]ruleset.RuleSet // the last valid rule set of each key
 	changed chan struct{}              // closed at the next update
 	err     error                      // the last value that did not parse, per Err
 }
 
-// Watch loads the rule sets of agentName and GlobalKey from bucket and
+// Watch loads the rule sets of agentName and ruleset.GlobalKey from bucket and
 // follows their updates until Close. ctx bounds the initial load only.
 //
 // It returns an error wrapping jetstream.ErrBucketNotFound when the bucket
 // does not exist (no rules were ever published; an agent may run without
 // rules and try again later), and an error when agentName cannot be a key.
 func Watch(ctx context.Context, js jetstream.JetStream, bucket, agentName string) (*Watcher, error) {
-	if !validKey.MatchString(agentName) || agentName[0] == '.' || agentName[len(agentName)-1] == '.' {
-		return nil, fmt.Errorf("watch rules: agent name %q is not a valid key-value key", agentName)
+	if _, err := ruleset.Key(agentName); err != nil {
+		return nil, fmt.Errorf("watch rules: %w", err)
 	}
 	kv, err := js.KeyValue(ctx, bucket)
 	if err != nil {
@@ -82,8 +69,8 @@ func Watch(ctx context.Context, js jetstream.JetStream, bucket, agentName string
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	keys := []string{agentName}
-	if agentName != GlobalKey {
-		keys = append(keys, GlobalKey)
+	if agentName != ruleset.GlobalKey {
+		keys = append(keys, ruleset.GlobalKey)
 	}
 	kw, err := kv.WatchFiltered(wctx, keys)
 	if err != nil {
@@ -95,7 +82,7 @@ func Watch(ctx context.Context, js jetstream.JetStream, bucket, agentName string
 		kw:      kw,
 		cancel:  cancel,
 		done:    make(chan struct{}),
-		sets:    map[string]planner.RuleSet{},
+		sets:    map[string]ruleset.RuleSet{},
 		changed: make(chan struct{}),
 	}
 	// The initial values come first, then a nil entry.
@@ -141,7 +128,7 @@ func (w *Watcher) apply(e jetstream.KeyValueEntry) {
 	defer w.mu.Unlock()
 	switch e.Operation() {
 	case jetstream.KeyValuePut:
-		rs, err := planner.ParseRuleSet(e.Value())
+		rs, err := ruleset.Parse(e.Value())
 		if err != nil {
 			w.err = fmt.Errorf("key %s revision %d: %w", e.Key(), e.Revision(), err)
 			return // the last good rule set of the key stays
@@ -155,24 +142,24 @@ func (w *Watcher) apply(e jetstream.KeyValueEntry) {
 }
 
 // Current returns the rule set in force for the agent: its own key's when
-// it holds a valid rule set, else GlobalKey's, else an empty RuleSet (no
+// it holds a valid rule set, else ruleset.GlobalKey's, else an empty RuleSet (no
 // version, no rules). The result is a copy.
-func (w *Watcher) Current() planner.RuleSet {
+func (w *Watcher) Current() ruleset.RuleSet {
 	rs, _ := w.CurrentKey()
 	return rs
 }
 
 // CurrentKey is Current and the key it came from ("" for no rules).
-func (w *Watcher) CurrentKey() (planner.RuleSet, string) {
+func (w *Watcher) CurrentKey() (ruleset.RuleSet, string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, k := range []string{w.key, GlobalKey} {
+	for _, k := range []string{w.key, ruleset.GlobalKey} {
 		if rs, ok := w.sets[k]; ok {
 			rs.Rules = slices.Clone(rs.Rules)
 			return rs, k
 		}
 	}
-	return planner.RuleSet{}, ""
+	return ruleset.RuleSet{}, ""
 }
 
 // Changed returns a channel that is closed at the next update the watcher

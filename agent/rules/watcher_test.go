@@ -9,14 +9,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/agent/planner"
 	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
 // ruleSet is the JSON of a rule set as the analyzer publishes it: a
-// superset of planner.RuleSet (generated_at, evidence, … are ignored).
+// superset of ruleset.RuleSet (generated_at, evidence, … are ignored).
 func ruleSet(version, id string) string {
 	return `{"version":"` + version + `","generated_at":"2026-01-05T00:00:00Z","agent":"",` +
 		`"rules":[{"id":"` + id + `","kind":"avoid","task_type":"search","tool_hint":"grep","instead":"search_web",` +
@@ -59,7 +59,7 @@ func waitVersion(tb testing.TB, w *rules.Watcher, want string) {
 
 func watch(tb testing.TB, js jetstream.JetStream, agent string) *rules.Watcher {
 	tb.Helper()
-	w, err := rules.Watch(tb.Context(), js, rules.DefaultBucket, agent)
+	w, err := rules.Watch(tb.Context(), js, ruleset.DefaultBucket, agent)
 	if err != nil {
 		tb.Fatalf("Watch: %v", err)
 	}
@@ -71,24 +71,15 @@ func watch(tb testing.TB, js jetstream.JetStream, agent string) *rules.Watcher {
 	return w
 }
 
-func TestDefaultsMatchBus(t *testing.T) {
-	if got, want := rules.DefaultBucket, bus.DefaultRulesBucket().Bucket; got != want {
-		t.Errorf("DefaultBucket = %q, want %q", got, want)
-	}
-	if got, want := rules.GlobalKey, bus.GlobalRulesKey; got != want {
-		t.Errorf("GlobalKey = %q, want %q", got, want)
-	}
-}
-
 func TestWatchFollowsKeys(t *testing.T) {
 	js, kv := bucket(t)
-	put(t, kv, rules.GlobalKey, ruleSet("g1", "avoid:search:grep"))
+	put(t, kv, ruleset.GlobalKey, ruleSet("g1", "avoid:search:grep"))
 	put(t, kv, "other", ruleSet("o1", "other-rule"))
 
 	w := watch(t, js, "coder")
 	// The initial load is done when Watch returns.
 	rs, key := w.CurrentKey()
-	if rs.Version != "g1" || key != rules.GlobalKey {
+	if rs.Version != "g1" || key != ruleset.GlobalKey {
 		t.Fatalf("CurrentKey() = %q from %q, want g1 from global", rs.Version, key)
 	}
 	if got := rs.IDs(); len(got) != 1 || got[0] != "avoid:search:grep" {
@@ -99,12 +90,12 @@ func TestWatchFollowsKeys(t *testing.T) {
 		name, key, value string // value "" deletes the key
 		want, wantKey    string
 	}{
-		{name: "global update", key: rules.GlobalKey, value: ruleSet("g2", "a"), want: "g2", wantKey: rules.GlobalKey},
+		{name: "global update", key: ruleset.GlobalKey, value: ruleSet("g2", "a"), want: "g2", wantKey: ruleset.GlobalKey},
 		{name: "agent key beats global", key: "coder", value: ruleSet("c1", "b"), want: "c1", wantKey: "coder"},
-		{name: "global update under agent key", key: rules.GlobalKey, value: ruleSet("g3", "a"), want: "c1", wantKey: "coder"},
+		{name: "global update under agent key", key: ruleset.GlobalKey, value: ruleSet("g3", "a"), want: "c1", wantKey: "coder"},
 		{name: "agent update", key: "coder", value: ruleSet("c2", "b"), want: "c2", wantKey: "coder"},
-		{name: "agent key deleted: global again", key: "coder", want: "g3", wantKey: rules.GlobalKey},
-		{name: "global deleted: no rules", key: rules.GlobalKey, want: "", wantKey: ""},
+		{name: "agent key deleted: global again", key: "coder", want: "g3", wantKey: ruleset.GlobalKey},
+		{name: "global deleted: no rules", key: ruleset.GlobalKey, want: "", wantKey: ""},
 	}
 	for _, st := range steps {
 		ch := w.Changed()
@@ -144,7 +135,7 @@ func TestWatchKeepsLastGoodRuleSet(t *testing.T) {
 		ch := w.Changed()
 		put(t, kv, "coder", bad.value)
 		// A bad value is not a change; a good one afterwards is.
-		put(t, kv, rules.GlobalKey, ruleSet("g-"+bad.name, "g"))
+		put(t, kv, ruleset.GlobalKey, ruleSet("g-"+bad.name, "g"))
 		select {
 		case <-ch:
 		case <-time.After(10 * time.Second):
@@ -166,9 +157,9 @@ func TestWatchErrors(t *testing.T) {
 		is                  error
 		want                string
 	}{
-		{name: "no bucket", bucket: rules.DefaultBucket, agent: "coder", is: jetstream.ErrBucketNotFound},
-		{name: "agent not a key", bucket: rules.DefaultBucket, agent: "a b", want: "not a valid key-value key"},
-		{name: "empty agent", bucket: rules.DefaultBucket, agent: "", want: "not a valid key-value key"},
+		{name: "no bucket", bucket: ruleset.DefaultBucket, agent: "coder", is: jetstream.ErrBucketNotFound},
+		{name: "agent not a key", bucket: ruleset.DefaultBucket, agent: "a b", want: "not a valid key-value key"},
+		{name: "empty agent", bucket: ruleset.DefaultBucket, agent: "", want: "not a valid key-value key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,7 +182,7 @@ func TestWatchCancelledInitialLoad(t *testing.T) {
 	js, _ := bucket(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if w, err := rules.Watch(ctx, js, rules.DefaultBucket, "coder"); err == nil {
+	if w, err := rules.Watch(ctx, js, ruleset.DefaultBucket, "coder"); err == nil {
 		w.Close()
 		t.Fatal("Watch with a cancelled context = nil error")
 	}
@@ -199,8 +190,8 @@ func TestWatchCancelledInitialLoad(t *testing.T) {
 
 func TestCloseTwiceAndCurrentAfterClose(t *testing.T) {
 	js, kv := bucket(t)
-	put(t, kv, rules.GlobalKey, ruleSet("g1", "a"))
-	w, err := rules.Watch(t.Context(), js, rules.DefaultBucket, "coder")
+	put(t, kv, ruleset.GlobalKey, ruleSet("g1", "a"))
+	w, err := rules.Watch(t.Context(), js, ruleset.DefaultBucket, "coder")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,13 +208,13 @@ func TestCloseTwiceAndCurrentAfterClose(t *testing.T) {
 // The rule set a Watcher returns is what a planner takes.
 func TestCurrentFeedsPlanner(t *testing.T) {
 	js, kv := bucket(t)
-	put(t, kv, rules.GlobalKey, ruleSet("g1", "avoid:search:grep"))
+	put(t, kv, ruleset.GlobalKey, ruleSet("g1", "avoid:search:grep"))
 	w := watch(t, js, "coder")
 	rs := w.Current()
 	if err := rs.Validate(); err != nil {
 		t.Fatalf("Current() does not validate: %v", err)
 	}
-	if got := rs.Rules[0]; got.Kind != planner.KindAvoid || got.Instead != "search_web" {
+	if got := rs.Rules[0]; got.Kind != ruleset.KindAvoid || got.Instead != "search_web" {
 		t.Errorf("rule = %+v, want avoid with instead search_web", got)
 	}
 	rs.Rules[0].ID = "mutated"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/sim"
@@ -178,7 +179,7 @@ func TestSimulateToNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, bus.GlobalRulesKey, []byte(`{"version":"rs-global","rules":[]}`)); err != nil {
+	if _, err := kv.Put(ctx, ruleset.GlobalKey, []byte(`{"version":"rs-global","rules":[]}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kv.Put(ctx, "alpha", []byte(`{"version":"rs-alpha","rules":[{"id":"r1","kind":"prefer","task_type":"ops","tool_hint":"run_command"}]}`)); err != nil {

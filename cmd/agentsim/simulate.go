@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/demo"
@@ -55,7 +55,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name` (created with the ingester's defaults when missing)")
 	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: events go to <prefix>.<agent>")
 	fs.StringVar(&o.rulesFile, "rules", "", "apply the rule set in this JSON `file` (as analyze rules writes it) instead of the bucket's")
-	fs.StringVar(&o.bucket, "rules-bucket", rules.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
+	fs.StringVar(&o.bucket, "rules-bucket", ruleset.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,11 +11,12 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/duckdb/duckdb-go/v2"
-
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // common are the flags every analysis command takes.
@@ -24,7 +24,8 @@ type common struct {
 	db, since, until, by, format string
 	filter                       metrics.Filter
 	now                          func() time.Time
-	nats                         string // -nats: read through the ingester's query service
+	nats                         string         // -nats: read through the ingester's query service
+	conn                         bus.ConnConfig // how to reach NATS: -user, -creds, -tls-ca, …
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
@@ -45,6 +46,7 @@ func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 	fs.StringVar(&c.filter.TaskType, "task-type", "", "only this task type")
 	fs.StringVar(&c.by, "by", "", "group by these `dimensions`, comma-separated: "+strings.Join(metrics.Dimensions, ", "))
 	fs.StringVar(&c.format, "format", "", "output: table, json or csv (default table on a terminal, json otherwise)")
+	cli.ConnFlags(fs, &c.conn)
 	return fs, c
 }
 
@@ -91,26 +93,16 @@ func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error 
 	return nil
 }
 
-// open opens the database read-only. A database an ingester holds cannot
-// be opened by another process; the error says so. With -nats, it reads
-// through the ingester's query service instead.
+// open opens the database read-only (store.OpenReadOnly: a database an
+// ingester holds is a *store.LockedError), or with -nats reads through the
+// ingester's query service.
 func (c *common) open(ctx context.Context) (metrics.Source, func() error, error) {
 	if c.nats != "" {
-		return openRemote(c.nats)
+		return openRemote(c.nats, c.conn)
 	}
-	if _, err := os.Stat(c.db); err != nil {
-		return nil, nil, fmt.Errorf("database %s: %w", c.db, err)
-	}
-	db, err := sql.Open("duckdb", c.db+"?access_mode=read_only")
+	db, err := store.OpenReadOnly(ctx, c.db)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", c.db, err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		if strings.Contains(err.Error(), "lock") {
-			return nil, nil, fmt.Errorf("open %s: it is in use by a running ingester (DuckDB allows one writer and no other process): %w", c.db, err)
-		}
-		return nil, nil, fmt.Errorf("open %s: %w", c.db, err)
+		return nil, nil, err
 	}
 	return metrics.DB{DB: db}, db.Close, nil
 }

@@ -7,12 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/evosignal/evosignal/internal/export"
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 const exportSummary = "write every table as Parquet files partitioned by day; re-runs add only what is new"
@@ -130,27 +129,13 @@ func window(res *export.Result) string {
 	return ""
 }
 
-// openExportDB opens the database read-only. DuckDB lets no other process
-// open a file an ingester holds; the error says what to do instead.
+// openExportDB opens the database read-only. A database an ingester holds
+// cannot be exported (DuckDB lets no other process open it); the error
+// says what to do instead.
 func openExportDB(ctx context.Context, path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("database %s: %w", path, err)
+	db, err := store.OpenReadOnly(ctx, path)
+	if _, ok := errors.AsType[*store.LockedError](err); ok {
+		return nil, fmt.Errorf("%w (analyze export reads the file itself: stop the ingester, or export a copy of the file)", err)
 	}
-	db, err := sql.Open("duckdb", path+"?access_mode=read_only")
-	if err != nil {
-		return nil, openError(path, err)
-	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, openError(path, err)
-	}
-	return db, nil
-}
-
-func openError(path string, err error) error {
-	if strings.Contains(err.Error(), "Could not set lock") {
-		return fmt.Errorf("open %s: it is in use by a running ingester (DuckDB allows one writer and no other process): "+
-			"stop it, export a copy of the file, or read live data through the query service: %w", path, err)
-	}
-	return fmt.Errorf("open %s: %w", path, err)
+	return db, err
 }

@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
-	"slices"
-	"strings"
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const hintsSummary = "tool-hint failure rates, lift and p-values; followed, planned, dropped and hallucinated hints"
@@ -43,7 +41,7 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := metrics.LoadTaxonomy(*taxPath)
+	tax, err := taxonomy.Load(*taxPath)
 	if err != nil {
 		return err
 	}
@@ -65,44 +63,6 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 		Classifier:  tax.ID(),
 		Rows:        rows,
 	}
-	if c.format != "json" {
-		env.Rows = groupedColumns(rows, c.filter.By)
-	}
+	env.Omit = metrics.UngroupedDims(c.filter.By)
 	return render.Write(stdout, c.format, env)
-}
-
-// groupedColumns returns rows, a slice of structs embedding
-// metrics.CallGroup, as a slice of flat structs that keep only the group
-// dimensions named in keep: table and CSV then show the columns JSON shows
-// (JSON omits the dimensions not grouped by).
-func groupedColumns(rows any, keep []string) any {
-	v := reflect.ValueOf(rows)
-	et := v.Type().Elem()
-	groupType := reflect.TypeFor[metrics.CallGroup]()
-	var fields []reflect.StructField
-	var paths [][]int
-	for i := range et.NumField() {
-		f := et.Field(i)
-		if !f.Anonymous || f.Type != groupType {
-			fields = append(fields, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
-			paths = append(paths, []int{i})
-			continue
-		}
-		for j := range groupType.NumField() {
-			g := groupType.Field(j)
-			name, _, _ := strings.Cut(g.Tag.Get("json"), ",")
-			if slices.Contains(keep, name) {
-				fields = append(fields, reflect.StructField{Name: g.Name, Type: g.Type, Tag: g.Tag})
-				paths = append(paths, []int{i, j})
-			}
-		}
-	}
-	flat := reflect.StructOf(fields)
-	out := reflect.MakeSlice(reflect.SliceOf(flat), v.Len(), v.Len())
-	for i := range v.Len() {
-		for k, p := range paths {
-			out.Index(i).Field(k).Set(v.Index(i).FieldByIndex(p))
-		}
-	}
-	return out.Interface()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const mappingsSummary = "task type → tool mappings: tool shares, success, entropy and stability"
@@ -46,7 +47,7 @@ force at the call.`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := metrics.LoadTaxonomy(*taxPath)
+	tax, err := taxonomy.Load(*taxPath)
 	if err != nil {
 		return err
 	}
@@ -78,8 +79,6 @@ force at the call.`, stderr)
 	if res.Rows == nil {
 		env.Rows = []metrics.MappingRow{}
 	}
-	if c.format != "json" {
-		env.Rows = groupedColumns(env.Rows, append([]string{"task_type"}, c.filter.By...))
-	}
+	env.Omit = metrics.UngroupedDims(append([]string{"task_type"}, c.filter.By...))
 	return render.Write(stdout, c.format, env)
 }

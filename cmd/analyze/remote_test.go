@@ -16,10 +16,12 @@ import (
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
+	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
 
@@ -95,7 +97,7 @@ func liveService(tb testing.TB, path string) (*store.Store, string) {
 // same Go value types.
 func TestRemoteSourceEqualsDB(t *testing.T) {
 	st, url := liveService(t, remoteDB(t, remoteFixtures(t)...))
-	src, closeSrc, err := openRemote(url)
+	src, closeSrc, err := openRemote(url, bus.ConnConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +119,7 @@ func TestRemoteSourceEqualsDB(t *testing.T) {
 		}
 		for i, f := range filters {
 			t.Run(fmt.Sprint(name, "/", i), func(t *testing.T) {
-				args := append(f.Args(), metrics.DefaultTaxonomy().Args()...)
+				args := append(f.Args(), taxonomy.Default().Args()...)
 				args = append(args, sql.Named("every", "day"), sql.Named("window_us", int64(7*24*time.Hour/time.Microsecond)), sql.Named("windows", int64(4)))
 				want, err := local.Query(t.Context(), q, args...)
 				if err != nil {

@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const reportSummary = "the evolution report: one HTML page, Markdown and JSON for a window against the one before"
@@ -40,6 +43,7 @@ whose reported replan count differs from their events).`
 type reportFlags struct {
 	db, nats, since, until, out, taxonomy, rulesSince, effectSince string
 	cfg                                                            report.Config
+	conn                                                           bus.ConnConfig
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,10 +55,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
-	if f.cfg.Taxonomy, err = metrics.LoadTaxonomy(f.taxonomy); err != nil {
+	if f.cfg.Taxonomy, err = taxonomy.Load(f.taxonomy); err != nil {
 		return err
 	}
-	c := &common{db: f.db, nats: f.nats}
+	c := &common{db: f.db, nats: f.nats, conn: f.conn}
 	src, closeDB, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -91,6 +95,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
+	cli.ConnFlags(fs, &f.conn)
 	fs.StringVar(&f.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for another subject)")
 	fs.StringVar(&f.since, "since", "24h", "start of the window: a `time` (RFC 3339, date) or a duration back from -until (24h, 7d)")
 	fs.StringVar(&f.until, "until", "", "end of the window, exclusive: a `time` (RFC 3339, date, or a duration back from now); default now")

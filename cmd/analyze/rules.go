@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,10 +12,13 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evidence; -publish to NATS"
@@ -30,7 +32,6 @@ type rulesFlags struct {
 	publish   bool
 	bucket    bus.RulesBucketConfig
 	natsURL   string
-	creds     string
 }
 
 // runRules is `analyze rules`.
@@ -65,7 +66,6 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write the seed agent's rules.json format (an array of planning rules)")
 	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
 	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
-	fs.StringVar(&f.creds, "creds", "", "NATS credentials `file` for -publish")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
 	if err := c.parse(fs, args, stdout); err != nil {
@@ -95,7 +95,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := metrics.LoadTaxonomy(f.taxonomy)
+	tax, err := taxonomy.Load(f.taxonomy)
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	if err != nil {
 		return fmt.Errorf("rules: %w", err)
 	}
-	var byAgent map[string]*metrics.LearnedRules
+	var byAgent map[string]*ruleset.RuleSet
 	if f.publish && c.filter.Agent == "" {
 		if byAgent, err = metrics.LearnRulesByAgent(ctx, src, c.filter, tax, f.cfg, now); err != nil {
 			return fmt.Errorf("rules per agent: %w", err)
@@ -121,19 +121,11 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	if !f.publish {
 		return nil
 	}
-	sets := map[string]*metrics.LearnedRules{}
+	global := rs
 	if c.filter.Agent != "" {
-		sets[c.filter.Agent] = rs
-	} else {
-		sets[bus.GlobalRulesKey] = rs
-		for agent, set := range byAgent {
-			if agent == bus.GlobalRulesKey {
-				return fmt.Errorf("publish rules: an agent named %q would overwrite the rules of all agents", agent)
-			}
-			sets[agent] = set
-		}
+		global, byAgent = nil, map[string]*ruleset.RuleSet{c.filter.Agent: rs}
 	}
-	return publishRules(ctx, f, tax, sets, stderr)
+	return publishRules(ctx, f, c.conn, global, byAgent, stderr)
 }
 
 // ruleLine is one rule in table and CSV output.
@@ -149,14 +141,14 @@ type ruleLine struct {
 }
 
 // writeRules writes rs to -out or stdout in the chosen format.
-func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.LearnedRules, stdout io.Writer) error {
+func writeRules(c *common, f rulesFlags, tax *taxonomy.Taxonomy, rs *ruleset.RuleSet, stdout io.Writer) error {
 	write := func(w io.Writer) error {
 		if c.format == "json" {
 			return encodeRules(w, f.skillLite, tax, rs, "  ")
 		}
 		lines := make([]ruleLine, len(rs.Rules))
 		for i, r := range rs.Rules {
-			lines[i] = ruleLine{r.ID, r.Kind, r.TaskType, r.ToolHint, r.Instead, r.Support, r.Confidence, r.Instruction}
+			lines[i] = ruleLine{r.ID, string(r.Kind), r.TaskType, r.ToolHint, r.Instead, r.Support, r.Confidence, r.Instruction}
 		}
 		filter := c.filterJSON()
 		filter["thresholds"] = rs.Thresholds
@@ -193,7 +185,7 @@ func writeRules(c *common, f rulesFlags, tax *metrics.Taxonomy, rs *metrics.Lear
 
 // encodeRules writes rs as the project's rule set, or as SkillLite's
 // rules.json.
-func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics.LearnedRules, indent string) error {
+func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *ruleset.RuleSet, indent string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", indent)
 	if skillLite {
@@ -202,14 +194,11 @@ func encodeRules(w io.Writer, skillLite bool, tax *metrics.Taxonomy, rs *metrics
 	return enc.Encode(rs)
 }
 
-// publishRules puts each rule set under its key, skipping a key whose
-// latest value already holds the same rules and evidence (generated_at
-// aside), so that agents watching the bucket see a change only when there
-// is one. An agent's own key holds its rules only when it has some: an
-// agent without rules of its own (too little data) has its key deleted, and
-// its watcher (agent/rules) falls back to the global key.
-func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets map[string]*metrics.LearnedRules, stderr io.Writer) error {
-	nc, err := bus.Connect(bus.ConnConfig{URL: f.natsURL, Name: "evosignal analyze rules", CredsFile: f.creds}, nil)
+// publishRules puts the rule sets into the bucket (rules.Publish) and says
+// what it did with each key.
+func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet, stderr io.Writer) error {
+	conn.URL, conn.Name = f.natsURL, "evosignal analyze rules"
+	nc, err := bus.Connect(conn, nil)
 	if err != nil {
 		return err
 	}
@@ -222,26 +211,18 @@ func publishRules(ctx context.Context, f rulesFlags, tax *metrics.Taxonomy, sets
 	if err != nil {
 		return err
 	}
-	docs := make(map[string]bus.RuleSetDoc, len(sets))
-	for name, rs := range sets {
-		var b bytes.Buffer
-		if err := encodeRules(&b, false, tax, rs, ""); err != nil {
-			return err
-		}
-		docs[name] = bus.RuleSetDoc{JSON: b.Bytes(), Empty: len(rs.Rules) == 0}
-	}
-	pubs, err := bus.PublishRuleSets(ctx, kv, docs)
+	pubs, err := rules.Publish(ctx, kv, global, byAgent)
 	for _, p := range pubs {
 		where := f.bucket.Bucket + "/" + p.Key
 		switch p.Action {
-		case "skipped":
+		case rules.Skipped:
 			fmt.Fprintf(stderr, "rules: %s: no rules of its own, not written\n", where)
-		case "deleted":
-			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, bus.GlobalRulesKey)
-		case "unchanged":
+		case rules.Deleted:
+			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, ruleset.GlobalKey)
+		case rules.Unchanged:
 			fmt.Fprintf(stderr, "rules: %s unchanged (revision %d)\n", where, p.Revision)
 		default:
-			fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, p.Revision, len(sets[p.Key].Rules), sets[p.Key].Version)
+			fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, p.Revision, p.Rules, p.Version)
 		}
 	}
 	return err

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/schema"
 )
 
 // swapArgs are thresholds low enough for the 13 coding calls and 3 swaps of
@@ -50,13 +52,25 @@ func TestRulesGolden(t *testing.T) {
 	checkGolden(t, "rules_swaps_skilllite_format.golden.json", b)
 }
 
-// The rule set is what agent/planner loads.
+// The rule set is what agent/planner loads, valid against
+// schema/v1/ruleset.json.
 func TestRulesLoadInPlanner(t *testing.T) {
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
-	b := runForJSON(t, append([]string{"rules", "-db", swaps}, swapArgs...)...)
-	rs, err := planner.ParseRuleSet(b)
+	b := []byte(runForOutput(t, append([]string{"rules", "-db", swaps, "-format", "json"}, swapArgs...)...))
+	sch, err := schema.CompileRuleSetV1()
 	if err != nil {
-		t.Fatalf("planner.ParseRuleSet: %v\n%s", err, b)
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		t.Fatalf("analyze rules output is not valid against %s: %v\n%s", schema.RuleSetV1, err, b)
+	}
+	rs, err := ruleset.Parse(b)
+	if err != nil {
+		t.Fatalf("ruleset.Parse: %v\n%s", err, b)
 	}
 	want := []string{"avoid:coding:search_web", "replace:coding:search_web:grep", "prefer:coding:grep"}
 	if !slices.Equal(rs.IDs(), want) || rs.Version == "" {
@@ -139,12 +153,12 @@ func TestRulesPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	sets := map[string]planner.RuleSet{}
+	sets := map[string]ruleset.RuleSet{}
 	for e := range w.Updates() {
 		if e == nil {
 			break // the initial values are all in
 		}
-		rs, err := planner.ParseRuleSet(e.Value())
+		rs, err := ruleset.Parse(e.Value())
 		if err != nil {
 			t.Fatalf("key %s: %v", e.Key(), err)
 		}

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,10 +16,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -56,6 +58,7 @@ type sqlOptions struct {
 	params, args                      multiFlag
 	maxRows                           int64
 	timeout                           time.Duration
+	conn                              bus.ConnConfig
 }
 
 // multiFlag is a repeatable string flag.
@@ -82,6 +85,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fl.Var(&o.params, "param", "bind $name: `name=value` (repeatable; value JSON if it parses, else text)")
 	fl.Var(&o.args, "arg", "bind $1, $2, … in order: `value` (repeatable; JSON if it parses, else text)")
 	fl.Int64Var(&o.maxRows, "max-rows", 0, "at most this many `rows` (0: all; through -nats, at most the service's limit)")
+	cli.ConnFlags(fl, &o.conn)
 	fl.DurationVar(&o.timeout, "timeout", 0, "cancel the query after this `long` (0: no limit; through -nats, at most the service's)")
 	text, err := parseInterspersed(fl, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -131,7 +135,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "analyze sql: wrote %d rows to %s\n", len(res.Rows), o.out)
 		return nil
 	}
-	return printResult(stdout, o.format, res)
+	return render.WriteResult(stdout, o.format, res)
 }
 
 // parseInterspersed parses flags before and after the positional query
@@ -185,7 +189,7 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 		// The parameters every analysis query may take, with their
 		// neutral values; -param overrides them. Values a query does not
 		// use are ignored.
-		defaults := append(metrics.Filter{}.Args(), metrics.DefaultTaxonomy().Args()...)
+		defaults := append(metrics.Filter{}.Args(), taxonomy.Default().Args()...)
 		r, err := query.NewRequest(q, defaults...)
 		if err != nil {
 			return req, err
@@ -305,29 +309,18 @@ func listQueries(w io.Writer) error {
 // or connects to the query service.
 func (o *sqlOptions) querier(ctx context.Context) (query.Querier, func(), error) {
 	if o.nats != "" {
-		nc, subject, err := connectNATS(o.nats)
+		nc, subject, err := connectNATS(o.nats, o.conn)
 		if err != nil {
 			return nil, nil, err
 		}
 		return query.NewClient(nc, subject), nc.Close, nil
 	}
-	if _, err := os.Stat(o.db); err != nil {
-		return nil, nil, fmt.Errorf("database %s: %w", o.db, err)
-	}
-	db, err := sql.Open("duckdb", o.db+"?access_mode=read_only")
-	if err == nil {
-		err = db.PingContext(ctx)
-	}
-	if err == nil {
-		err = query.Lockdown(ctx, db)
-	}
+	db, err := store.OpenReadOnly(ctx, o.db)
 	if err != nil {
-		if db != nil {
-			db.Close()
-		}
-		if strings.Contains(err.Error(), "lock") {
-			return nil, nil, fmt.Errorf("open %s: it is in use by a running ingester; ask its query service with -nats URL: %w", o.db, err)
-		}
+		return nil, nil, err
+	}
+	if err := query.Lockdown(ctx, db); err != nil {
+		db.Close()
 		return nil, nil, fmt.Errorf("open %s: %w", o.db, err)
 	}
 	return query.Local{DB: db}, func() { db.Close() }, nil
@@ -350,98 +343,4 @@ func writeResultFile(ctx context.Context, name string, res *query.Result) error 
 		err = cerr
 	}
 	return err
-}
-
-// tableCellWidth is the widest a table cell prints; longer text is cut.
-const tableCellWidth = 60
-
-// printResult prints res in format: table, csv or json.
-func printResult(w io.Writer, format string, res *query.Result) error {
-	switch format {
-	case "json":
-		return printJSONRows(w, res)
-	case "csv":
-		cw := csv.NewWriter(w)
-		cw.Write(res.Columns)
-		for _, r := range res.Rows {
-			cells := make([]string, len(r))
-			for i, v := range r {
-				cells[i] = query.Text(res.Types[i], v)
-			}
-			cw.Write(cells)
-		}
-		cw.Flush()
-		return cw.Error()
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
-	for _, r := range res.Rows {
-		cells := make([]string, len(r))
-		for i, v := range r {
-			cells[i] = "NULL"
-			if v != nil {
-				cells[i] = tableCell(query.Text(res.Types[i], v))
-			}
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "(%d rows)\n", len(res.Rows))
-	return err
-}
-
-// tableCell keeps a cell on one line and within tableCellWidth.
-func tableCell(s string) string {
-	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
-	if utf8.RuneCountInString(s) > tableCellWidth {
-		s = string([]rune(s)[:tableCellWidth-1]) + "…"
-	}
-	return s
-}
-
-// printJSONRows prints the rows as a JSON array of objects, one per line,
-// keys in column order, values as in the service's JSON answers.
-func printJSONRows(w io.Writer, res *query.Result) error {
-	bw := bufio.NewWriter(w)
-	keys := make([][]byte, len(res.Columns))
-	for i, c := range res.Columns {
-		keys[i], _ = json.Marshal(c)
-	}
-	bw.WriteString("[")
-	for r, row := range res.Rows {
-		if r > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n  {")
-		for i, v := range row {
-			if i > 0 {
-				bw.WriteString(", ")
-			}
-			b, err := marshalNoEscape(query.JSONValue(res.Types[i], v))
-			if err != nil {
-				return fmt.Errorf("row %d column %s: %w", r+1, res.Columns[i], err)
-			}
-			bw.Write(keys[i])
-			bw.WriteString(": ")
-			bw.Write(b)
-		}
-		bw.WriteString("}")
-	}
-	if len(res.Rows) > 0 {
-		bw.WriteString("\n")
-	}
-	bw.WriteString("]\n")
-	return bw.Flush()
-}
-
-func marshalNoEscape(v any) ([]byte, error) {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // runSQLCmd runs `analyze sql args…` and returns stdout, stderr and the
@@ -257,7 +257,7 @@ func TestSQLTaxonomyOverrideDropsTheStoredClassification(t *testing.T) {
 		}
 		want := tc.want
 		if want == "" {
-			b, _ := json.Marshal(metrics.DefaultTaxonomy().ID())
+			b, _ := json.Marshal(taxonomy.Default().ID())
 			want = string(b)
 		}
 		if got := string(req.Named["tax_id"]); got != want {

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const usage = `Usage: ingest [flags]
@@ -125,7 +125,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if o.taxonomy != "" {
-		if o.cfg.Store.Taxonomy, err = metrics.LoadTaxonomy(o.taxonomy); err != nil {
+		if o.cfg.Store.Taxonomy, err = taxonomy.Load(o.taxonomy); err != nil {
 			return err
 		}
 	}

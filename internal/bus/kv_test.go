@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/testutil"
 )
@@ -24,28 +25,6 @@ func TestRulesBucketConfigValidate(t *testing.T) {
 	}
 }
 
-func TestRulesKey(t *testing.T) {
-	tests := []struct {
-		agent string
-		ok    bool
-	}{
-		{"skilllite", true},
-		{"coder-2_x", true},
-		{bus.GlobalRulesKey, true},
-		{"", false},
-		{"has space", false},
-		{"wild*", false},
-		{".leading", false},
-		{"trailing.", false},
-	}
-	for _, tt := range tests {
-		key, err := bus.RulesKey(tt.agent)
-		if (err == nil) != tt.ok || (tt.ok && key != tt.agent) {
-			t.Errorf("RulesKey(%q) = %q, %v; want ok %v", tt.agent, key, err, tt.ok)
-		}
-	}
-}
-
 // EnsureRulesBucket creates the bucket, and updates it in place: values
 // survive a change of history.
 func TestEnsureRulesBucket(t *testing.T) {
@@ -56,7 +35,7 @@ func TestEnsureRulesBucket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Put(ctx, bus.GlobalRulesKey, []byte(`{"version":"rs-1","rules":[]}`)); err != nil {
+	if _, err := kv.Put(ctx, ruleset.GlobalKey, []byte(`{"version":"rs-1","rules":[]}`)); err != nil {
 		t.Fatal(err)
 	}
 	cfg.History = 4
@@ -68,7 +47,7 @@ func TestEnsureRulesBucket(t *testing.T) {
 	if err != nil || st.History() != 4 || st.Bucket() != "evosignal_rules" {
 		t.Fatalf("status %v, %v; want bucket evosignal_rules with history 4", st, err)
 	}
-	e, err := kv.Get(ctx, bus.GlobalRulesKey)
+	e, err := kv.Get(ctx, ruleset.GlobalKey)
 	if err != nil || string(e.Value()) != `{"version":"rs-1","rules":[]}` {
 		t.Fatalf("value after update: %v, %v", e, err)
 	}

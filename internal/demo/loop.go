@@ -12,13 +12,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/agent/planner"
 	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/output"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // Generation is one point of the evolution curve. Rates are over the
@@ -77,7 +78,7 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 		}
 	}()
 	for _, name := range names {
-		w, err := rules.Watch(ctx, e.JetStream(), rules.DefaultBucket, name)
+		w, err := rules.Watch(ctx, e.JetStream(), ruleset.DefaultBucket, name)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +94,7 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 	span := time.Duration(sessions)*time.Duration(cfg.Scenario.Fleet.SessionInterval) + time.Hour
 	gap := (span + 24*time.Hour - 1).Truncate(24 * time.Hour)
 	src := metrics.DB{DB: e.Store().DB()}
-	tax := metrics.DefaultTaxonomy()
+	tax := taxonomy.Default()
 
 	var curve []Generation
 	for g := 1; g <= cfg.Generations; g++ {
@@ -112,7 +113,7 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 			Sessions:    sessions,
 			Concurrency: cfg.Concurrency,
 			Start:       since,
-			Rules:       func(agent string) planner.RuleSet { return watchers[agent].Current() },
+			Rules:       func(agent string) ruleset.RuleSet { return watchers[agent].Current() },
 		})
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: %w", g, err)
@@ -159,7 +160,7 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 			return curve, fmt.Errorf("generation %d: %w", g, err)
 		}
 		say("generation %d/%d: learned %d rules (%s) from %d sessions; published to bucket %s (keys %s)",
-			g, cfg.Generations, len(global.Rules), global.Version, int64(g)*int64(sessions), rules.DefaultBucket, strings.Join(slices.Sorted(maps.Keys(want)), ", "))
+			g, cfg.Generations, len(global.Rules), global.Version, int64(g)*int64(sessions), ruleset.DefaultBucket, strings.Join(slices.Sorted(maps.Keys(want)), ", "))
 	}
 	return curve, nil
 }

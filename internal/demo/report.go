@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // writeDemoReport writes the evolution report of the last generation into
@@ -22,7 +22,7 @@ func writeReport(ctx context.Context, dbPath, dir string, curve []Generation, ru
 	if len(curve) == 0 {
 		return "", errors.New("report: no generation")
 	}
-	db, err := sql.Open("duckdb", dbPath+"?access_mode=read_only")
+	db, err := store.OpenReadOnly(ctx, dbPath)
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}

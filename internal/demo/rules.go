@@ -2,7 +2,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,43 +10,22 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent/rules"
-	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/agent/ruleset"
 )
 
-// publishRules publishes the rule sets exactly as analyze rules -publish
-// does (bus.PublishRuleSets: the global set, and each agent's own set when
-// it has rules) and returns the version each agent's watcher should then
-// hold: its own set's, or the global one's when it has none.
-func publishRules(ctx context.Context, kv jetstream.KeyValue, global *metrics.LearnedRules, byAgent map[string]*metrics.LearnedRules) (map[string]string, error) {
-	docs := map[string]bus.RuleSetDoc{}
-	encode := func(rs *metrics.LearnedRules) (bus.RuleSetDoc, error) {
-		b, err := json.Marshal(rs)
-		if err != nil {
-			return bus.RuleSetDoc{}, fmt.Errorf("encode rule set %s: %w", rs.Version, err)
-		}
-		return bus.RuleSetDoc{JSON: b, Empty: len(rs.Rules) == 0}, nil
-	}
-	want := map[string]string{}
-	for name, rs := range byAgent {
-		d, err := encode(rs)
-		if err != nil {
-			return nil, err
-		}
-		docs[name] = d
-		want[name] = global.Version
-		if !d.Empty {
-			want[name] = rs.Version
-		}
-	}
-	d, err := encode(global)
+// publishRules publishes the rule sets as analyze rules -publish does
+// (rules.Publish) and returns the version each key now holds; an agent
+// without a key of its own gets the global one.
+func publishRules(ctx context.Context, kv jetstream.KeyValue, global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet) (map[string]string, error) {
+	pubs, err := rules.Publish(ctx, kv, global, byAgent)
 	if err != nil {
 		return nil, err
 	}
-	docs[bus.GlobalRulesKey] = d
-	want[bus.GlobalRulesKey] = global.Version
-	if _, err := bus.PublishRuleSets(ctx, kv, docs); err != nil {
-		return nil, fmt.Errorf("publish rules: %w", err)
+	want := map[string]string{}
+	for _, p := range pubs {
+		if p.Action == rules.Put || p.Action == rules.Unchanged {
+			want[p.Key] = p.Version
+		}
 	}
 	return want, nil
 }
@@ -60,7 +38,7 @@ func waitRules(ctx context.Context, watchers map[string]*rules.Watcher, want map
 	for name, w := range watchers {
 		v, ok := want[name]
 		if !ok {
-			v = want[bus.GlobalRulesKey]
+			v = want[ruleset.GlobalKey]
 		}
 		for {
 			ch := w.Changed()

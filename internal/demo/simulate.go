@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/agent/planner"
 	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/output"
 	"github.com/evosignal/evosignal/internal/sim"
@@ -54,11 +54,11 @@ func Simulate(ctx context.Context, cfg SimulateConfig, stdout io.Writer) (sim.Su
 		if err != nil {
 			return sim.Summary{}, "", fmt.Errorf("-rules: %w", err)
 		}
-		rs, err := planner.ParseRuleSet(b)
+		rs, err := ruleset.Parse(b)
 		if err != nil {
 			return sim.Summary{}, "", fmt.Errorf("-rules %s: %w", cfg.RulesFile, err)
 		}
-		cfg.Sim.Rules = func(string) planner.RuleSet { return rs }
+		cfg.Sim.Rules = func(string) ruleset.RuleSet { return rs }
 	}
 	total := cfg.Sim.Scenario.Fleet.Sessions
 	if cfg.Sim.Sessions > 0 {
@@ -182,6 +182,6 @@ func watchRules(ctx context.Context, js jetstream.JetStream, bucket string, agen
 		rs, key := w.CurrentKey()
 		log.Info("rules loaded", "agent", name, "key", key, "ruleset", rs.Version, "rules", len(rs.Rules))
 	}
-	cfg.Rules = func(agent string) planner.RuleSet { return watchers[agent].Current() }
+	cfg.Rules = func(agent string) ruleset.RuleSet { return watchers[agent].Current() }
 	return stop, nil
 }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // otherTaxonomy classifies differently from the default one.
-func otherTaxonomy(tb testing.TB) *Taxonomy {
+func otherTaxonomy(tb testing.TB) *taxonomy.Taxonomy {
 	tb.Helper()
-	tax, err := ParseTaxonomy([]byte(`{"name": "other", "version": "1", "fallback": "misc",
+	tax, err := taxonomy.Parse([]byte(`{"name": "other", "version": "1", "fallback": "misc",
 		"types": [{"type": "keys", "keywords": ["key", "sign"]}, {"type": "tests", "keywords": ["test"]}]}`))
 	if err != nil {
 		tb.Fatal(err)
@@ -31,7 +32,7 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 	for _, fixture := range []string{"hints_edge.jsonl", "rules_swaps.jsonl", "effect_rules.jsonl", "trend_days.jsonl"} {
 		input := typedFixture(t, fixture)
 		stores := map[string]Source{
-			"default": typedTestDBWith(t, store.Options{Taxonomy: DefaultTaxonomy()}, nil, input),
+			"default": typedTestDBWith(t, store.Options{Taxonomy: taxonomy.Default()}, nil, input),
 			"other":   typedTestDBWith(t, store.Options{Taxonomy: otherTaxonomy(t)}, nil, input),
 			"none":    typedTestDBWith(t, store.Options{}, nil, input),
 		}
@@ -42,7 +43,7 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 				t.Fatalf("%s: store %s has %d classified facts", fixture, name, n)
 			}
 		}
-		for _, tax := range []*Taxonomy{DefaultTaxonomy(), otherTaxonomy(t)} {
+		for _, tax := range []*taxonomy.Taxonomy{taxonomy.Default(), otherTaxonomy(t)} {
 			results := map[string]string{}
 			for name, src := range stores {
 				f := Filter{By: []string{"task_type"}}
@@ -76,7 +77,7 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 	ctx := t.Context()
 	path := t.TempDir() + "/evo.duckdb"
-	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: taxonomy.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}

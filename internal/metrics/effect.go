@@ -19,7 +19,7 @@ import (
 type EffectRow struct {
 	Kind string `json:"kind"` // ruleset or rule
 	ID   string `json:"id"`   // the rule set version or the rule id
-	SessionGroup
+	Group
 
 	Strata            int64 `json:"strata"`             // (agent, task type) strata with both arms
 	UnmatchedSessions int64 `json:"unmatched_sessions"` // treated sessions in strata without a control
@@ -115,11 +115,11 @@ func Effect(ctx context.Context, src Source, f Filter, c EffectConfig) (*EffectR
 	}
 	res := &EffectResult{Rows: []EffectRow{}}
 	var unmatched int64
-	err = eachRow(t, func(r *resultRow) error {
+	err = eachRow(t, func(r *row) error {
 		row := EffectRow{
 			Kind:              r.text("kind"),
 			ID:                r.text("id"),
-			SessionGroup:      readSessionGroup(r),
+			Group:             r.group(false),
 			Strata:            r.int("strata"),
 			UnmatchedSessions: r.int("unmatched_sessions"),
 			TreatedSessions:   r.int("treated_sessions"),

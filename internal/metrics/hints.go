@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // HintsConfig tunes Hints.
@@ -32,7 +34,7 @@ func (c HintsConfig) Validate() error {
 // made under one tool hint (in one group). Rates are nil where their
 // denominator is 0. docs/analyze.md documents every field.
 type HintRow struct {
-	CallGroup
+	Group
 	Hint *string `json:"hint"` // nil: calls (and tasks) without a hint
 
 	Calls       int64     `json:"calls"`
@@ -73,7 +75,7 @@ type HintRow struct {
 // sorted by evidence, worst hint first: supported rows before the others,
 // then by lift (descending; a failing hint against a baseline that never
 // fails counts as infinite lift), p-value, calls, group and hint.
-func Hints(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg HintsConfig) ([]HintRow, error) {
+func Hints(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg HintsConfig) ([]HintRow, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
@@ -82,16 +84,20 @@ func Hints(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg HintsCo
 		return nil, err
 	}
 	rows := make([]HintRow, 0, len(t.Rows))
-	for _, r := range t.Rows {
-		rows = append(rows, hintRow(typedRow{t, r}, cfg))
+	err = eachRow(t, func(r *row) error {
+		rows = append(rows, hintRow(r, cfg))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read hints: %w", err)
 	}
 	sortHints(rows)
 	return rows, nil
 }
 
-func hintRow(c typedRow, cfg HintsConfig) HintRow {
+func hintRow(c *row, cfg HintsConfig) HintRow {
 	r := HintRow{
-		CallGroup:   readGroup(c),
+		Group:       c.group(true),
 		Hint:        c.str("hint"),
 		Calls:       c.int("calls"),
 		Failed:      c.int("failed"),

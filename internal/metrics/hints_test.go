@@ -6,13 +6,15 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // hintKey names a row of Hints by task type and hint ("" for none).
 func hintKey(r HintRow) string {
 	k := ""
-	if r.TaskType != nil {
-		k = *r.TaskType + "/"
+	if r.TaskType.Value() != nil {
+		k = r.TaskType.String() + "/"
 	}
 	if r.Hint != nil {
 		return k + *r.Hint
@@ -39,7 +41,7 @@ func typedNear(p *float64, want float64) bool {
 func TestHintsEdges(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
 	ctx := context.Background()
-	rows, err := Hints(ctx, src, Filter{By: []string{"task_type"}}, DefaultTaxonomy(), DefaultHintsConfig())
+	rows, err := Hints(ctx, src, Filter{By: []string{"task_type"}}, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestHintsEdges(t *testing.T) {
 // numbers of testdata/analyze/README.md.
 func TestHintsOverall(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
-	rows, err := Hints(context.Background(), src, Filter{}, DefaultTaxonomy(), HintsConfig{MinCalls: 3})
+	rows, err := Hints(context.Background(), src, Filter{}, taxonomy.Default(), HintsConfig{MinCalls: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,12 +146,12 @@ func TestHintsOutOfOrder(t *testing.T) {
 	ctx := context.Background()
 	b := typedFixture(t, "hints_edge.jsonl")
 	f := Filter{By: []string{"task_type"}}
-	want, err := Hints(ctx, typedTestDB(t, nil, b), f, DefaultTaxonomy(), DefaultHintsConfig())
+	want, err := Hints(ctx, typedTestDB(t, nil, b), f, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for seed := range uint64(3) {
-		got, err := Hints(ctx, typedTestDB(t, rand.New(rand.NewPCG(seed, 7)), b), f, DefaultTaxonomy(), DefaultHintsConfig())
+		got, err := Hints(ctx, typedTestDB(t, rand.New(rand.NewPCG(seed, 7)), b), f, taxonomy.Default(), DefaultHintsConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +164,7 @@ func TestHintsOutOfOrder(t *testing.T) {
 // No session selected: no rows, no error.
 func TestHintsEmpty(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
-	rows, err := Hints(context.Background(), src, Filter{Agent: "nobody"}, DefaultTaxonomy(), DefaultHintsConfig())
+	rows, err := Hints(context.Background(), src, Filter{Agent: "nobody"}, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("Hints(agent nobody) = %v, %v; want no rows", rows, err)
 	}

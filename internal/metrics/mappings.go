@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // MappingsConfig tunes Mappings: when a task type → tool mapping is stable.
@@ -44,7 +46,7 @@ func (c MappingsConfig) Validate() error {
 // MappingRow is one row of analyze mappings: which tools the real tool
 // calls of one task type (in one group) used.
 type MappingRow struct {
-	CallGroup
+	Group
 	Calls       int64    `json:"calls"`
 	OK          int64    `json:"ok"`
 	SuccessRate *float64 `json:"success_rate"`
@@ -94,7 +96,7 @@ type MappingsResult struct {
 // Mappings runs queries/analyze/mappings.sql and derives shares, entropy
 // and stability. Rows are ordered by group (task type first among the
 // dimensions as the query orders them).
-func Mappings(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg MappingsConfig) (*MappingsResult, error) {
+func Mappings(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg MappingsConfig) (*MappingsResult, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
@@ -107,26 +109,28 @@ func Mappings(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Mapp
 	out := &MappingsResult{}
 	index := map[string]int{}
 	perWindow := map[string][]map[string]int64{} // group → window-1 → tool → calls
-	for _, raw := range t.Rows {
-		c := typedRow{t, raw}
+	err = eachRow(t, func(c *row) error {
 		if out.WindowEnd.IsZero() {
 			if end := c.int("window_end_us"); end != 0 {
 				out.WindowEnd = time.UnixMicro(end).UTC()
 			}
 		}
-		g := readGroup(c)
+		g := c.group(true)
 		k := g.key()
 		i, ok := index[k]
 		if !ok {
 			i = len(out.Rows)
 			index[k] = i
-			out.Rows = append(out.Rows, MappingRow{CallGroup: g})
+			out.Rows = append(out.Rows, MappingRow{Group: g})
 			perWindow[k] = make([]map[string]int64, cfg.Windows)
 		}
-		tool := *c.str("tool")
+		tool := c.need("tool")
 		ts := ToolShare{Tool: tool, Calls: c.int("calls"), OK: c.int("ok")}
 		out.Rows[i].Tools = append(out.Rows[i].Tools, ts)
 		wins, counts := c.ints("windows"), c.ints("window_calls")
+		if len(wins) != len(counts) {
+			return fmt.Errorf("%d windows but %d window_calls", len(wins), len(counts))
+		}
 		for j, w := range wins {
 			if w < 1 || w > int64(cfg.Windows) {
 				continue
@@ -138,6 +142,10 @@ func Mappings(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Mapp
 			}
 			m[tool] += counts[j]
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read mappings: %w", err)
 	}
 	for k, i := range index {
 		finishMapping(&out.Rows[i], perWindow[k], out.WindowEnd, cfg)

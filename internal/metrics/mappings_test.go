@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 func mappingsByType(rows []MappingRow) map[string]MappingRow {
 	m := make(map[string]MappingRow, len(rows))
 	for _, r := range rows {
-		m[*r.TaskType] = r
+		m[r.TaskType.String()] = r
 	}
 	return m
 }
@@ -25,7 +27,7 @@ func mappingsByType(rows []MappingRow) map[string]MappingRow {
 // is the other way round: not stable.
 func TestMappingsStability(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
-	res, err := Mappings(context.Background(), src, Filter{}, DefaultTaxonomy(), DefaultMappingsConfig())
+	res, err := Mappings(context.Background(), src, Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestMappingsStability(t *testing.T) {
 func TestMappingsConfig(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
 	ctx := context.Background()
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	week := 7 * 24 * time.Hour
 	tests := []struct {
 		name          string
@@ -106,11 +108,11 @@ func TestMappingsConfig(t *testing.T) {
 func TestMappingsEdges(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
 	ctx := context.Background()
-	res, err := Mappings(ctx, src, Filter{TaskType: "docs"}, DefaultTaxonomy(), DefaultMappingsConfig())
+	res, err := Mappings(ctx, src, Filter{TaskType: "docs"}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil || len(res.Rows) != 0 {
 		t.Fatalf("Mappings(task type docs) = %+v, %v; want no rows", res, err)
 	}
-	_, err = Mappings(ctx, src, Filter{}, DefaultTaxonomy(), MappingsConfig{StableShare: 2, Windows: 0, Window: 0})
+	_, err = Mappings(ctx, src, Filter{}, taxonomy.Default(), MappingsConfig{StableShare: 2, Windows: 0, Window: 0})
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
@@ -124,11 +126,11 @@ func TestMappingsEdges(t *testing.T) {
 func TestMappingsOutOfOrder(t *testing.T) {
 	ctx := context.Background()
 	b := typedFixture(t, "mappings_weeks.jsonl")
-	want, err := Mappings(ctx, typedTestDB(t, nil, b), Filter{}, DefaultTaxonomy(), DefaultMappingsConfig())
+	want, err := Mappings(ctx, typedTestDB(t, nil, b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Mappings(ctx, typedTestDB(t, rand.New(rand.NewPCG(1, 2)), b), Filter{}, DefaultTaxonomy(), DefaultMappingsConfig())
+	got, err := Mappings(ctx, typedTestDB(t, rand.New(rand.NewPCG(1, 2)), b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // accepted update_task_plan call, an attempt is any call. Rates are nil when
 // their denominator is 0; intervals are Wilson 95%.
 type ReplansRow struct {
-	SessionGroup
+	Group
 	Sessions     int64 `json:"sessions"`      // ended sessions
 	OpenSessions int64 `json:"open_sessions"` // seen, but never ended
 
@@ -89,7 +89,7 @@ func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) 
 		return nil, fmt.Errorf("query replans: %w", err)
 	}
 	res := &ReplansResult{Rows: []ReplansRow{}}
-	err = eachRow(t, func(r *resultRow) error {
+	err = eachRow(t, func(r *row) error {
 		res.Rows = append(res.Rows, readReplansRow(r))
 		return nil
 	})
@@ -97,7 +97,7 @@ func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) 
 		return nil, fmt.Errorf("read replans: %w", err)
 	}
 	if len(res.Rows) == 0 && len(f.By) == 0 {
-		res.Rows = append(res.Rows, newReplansRow(SessionGroup{}, replanCounts{}))
+		res.Rows = append(res.Rows, newReplansRow(Group{}, replanCounts{}))
 	}
 	if res.Comparison, err = replanComparison(ctx, src, f); err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ type replanCounts struct {
 	medianMS                                                     *float64
 }
 
-func readReplansRow(r *resultRow) ReplansRow {
+func readReplansRow(r *row) ReplansRow {
 	c := replanCounts{
 		sessions:     r.int("sessions"),
 		open:         r.int("open_sessions"),
@@ -138,12 +138,12 @@ func readReplansRow(r *resultRow) ReplansRow {
 		},
 		medianMS: r.float("median_ms_to_first_replan"),
 	}
-	return newReplansRow(readSessionGroup(r), c)
+	return newReplansRow(r.group(false), c)
 }
 
-func newReplansRow(g SessionGroup, c replanCounts) ReplansRow {
+func newReplansRow(g Group, c replanCounts) ReplansRow {
 	row := ReplansRow{
-		SessionGroup:            g,
+		Group:                   g,
 		Sessions:                c.sessions,
 		OpenSessions:            c.open,
 		Replanned:               c.replanned,

@@ -51,7 +51,7 @@ func replanComparison(ctx context.Context, src Source, f Filter) (ReplanComparis
 	if err != nil {
 		return c, fmt.Errorf("query replans comparison: %w", err)
 	}
-	err = eachRow(t, func(r *resultRow) error {
+	err = eachRow(t, func(r *row) error {
 		c.NoReplanSessions, c.SeveralSessions = r.int("no_replan_sessions"), r.int("several_sessions")
 		ft := ReplanFeature{Kind: r.text("kind"), Value: r.str("value"),
 			NoReplan: r.int("no_replan"), Several: r.int("several")}

@@ -57,8 +57,8 @@ func TestRecoversKnownProbabilities(t *testing.T) {
 		var open, ended, mismatch int64
 		for _, row := range res.Rows {
 			name := ""
-			if row.TaskType != nil {
-				name = *row.TaskType
+			if row.TaskType.Value() != nil {
+				name = row.TaskType.String()
 			}
 			var tt popType
 			for _, x := range m.Types {

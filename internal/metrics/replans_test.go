@@ -119,8 +119,8 @@ func TestReplansRates(t *testing.T) {
 			t.Fatalf("%s interval = %+v, want Wilson(%d, %d)", c.name, c.ci, c.k, c.n)
 		}
 	}
-	if r.Agent == nil || *r.Agent != agent || r.Model != nil {
-		t.Fatalf("group = %+v, want agent coder only", r.SessionGroup)
+	if r.Agent.Value() == nil || *r.Agent.Value() != agent || r.Model.Value() != nil {
+		t.Fatalf("group = %+v, want agent coder only", r.Group)
 	}
 	if r.Triggers != (Triggers{Model: 5, ToolFailures: 4}) || r.MedianMSToFirstReplan == nil || *r.MedianMSToFirstReplan != 1500 {
 		t.Fatalf("triggers = %+v, median = %v", r.Triggers, r.MedianMSToFirstReplan)
@@ -186,25 +186,30 @@ func TestReplanComparisonOneArmEmpty(t *testing.T) {
 
 func TestResultRow(t *testing.T) {
 	huge := new(big.Int).Lsh(big.NewInt(1), 70)
-	tbl := cannedTable([]string{"i32", "big", "huge", "null", "text", "list", "float"},
-		map[string]any{"i32": int32(7), "big": big.NewInt(9), "huge": huge, "null": nil, "text": "x", "list": []any{"b", nil, "a"}, "float": 2.5})
-	r := &resultRow{t: tbl, row: tbl.Rows[0]}
+	tbl := cannedTable([]string{"i32", "big", "huge", "null", "text", "list", "float", "u64", "hugelist", "ints"},
+		map[string]any{"i32": int32(7), "big": big.NewInt(9), "huge": huge, "null": nil, "text": "x", "list": []any{"b", nil, "a"}, "float": 2.5,
+			"u64": uint64(math.MaxUint64), "hugelist": []any{int64(1), huge}, "ints": []any{int64(1), nil, big.NewInt(3)}})
+	r := &row{t: tbl, cells: tbl.Rows[0]}
 	if r.int("i32") != 7 || r.int("big") != 9 || r.int("null") != 0 || r.str("null") != nil || r.float("null") != nil ||
-		*r.str("text") != "x" || fmt.Sprint(r.strs("list")) != "[b a]" || len(r.strs("null")) != 0 || *r.float("float") != 2.5 || r.err != nil {
+		*r.str("text") != "x" || fmt.Sprint(r.strs("list")) != "[b a]" || len(r.strs("null")) != 0 || *r.float("float") != 2.5 ||
+		fmt.Sprint(r.ints("ints")) != "[1 0 3]" || r.ints("null") != nil || r.err != nil {
 		t.Fatalf("reads differ; err = %v", r.err)
 	}
 	for _, tt := range []struct {
 		name string
-		read func(r *resultRow)
+		read func(r *row)
 		want string
 	}{
-		{"missing column", func(r *resultRow) { r.int("nope") }, `no column "nope"`},
-		{"text as integer", func(r *resultRow) { r.int("text") }, `column "text": got string`},
-		{"integer out of range", func(r *resultRow) { r.int("huge") }, "int64 range"},
-		{"integer as list", func(r *resultRow) { r.strs("i32") }, "a list of text"},
+		{"missing column", func(r *row) { r.int("nope") }, `no column "nope"`},
+		{"text as integer", func(r *row) { r.int("text") }, `column "text": got string`},
+		{"integer out of range", func(r *row) { r.int("huge") }, "int64 range"},
+		{"integer as list", func(r *row) { r.strs("i32") }, "a list of text"},
+		{"unsigned integer out of range", func(r *row) { r.int("u64") }, "int64 range"},
+		{"list element out of range", func(r *row) { r.ints("hugelist") }, "int64 range"},
+		{"text as group", func(r *row) { r.strs("list"); r.group(true) }, `no column "agent"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &resultRow{t: tbl, row: tbl.Rows[0]}
+			r := &row{t: tbl, cells: tbl.Rows[0]}
 			tt.read(r)
 			if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one containing %q", r.err, tt.want)
@@ -212,7 +217,7 @@ func TestResultRow(t *testing.T) {
 		})
 	}
 	// eachRow reports the row and the first problem.
-	err := eachRow(tbl, func(r *resultRow) error { r.int("text"); r.int("nope"); return nil })
+	err := eachRow(tbl, func(r *row) error { r.int("text"); r.int("nope"); return nil })
 	if err == nil || !strings.Contains(err.Error(), "row 1") || !strings.Contains(err.Error(), `"text"`) {
 		t.Fatalf("eachRow = %v, want row 1 and the first problem", err)
 	}

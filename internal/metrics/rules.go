@@ -10,45 +10,14 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
-// Rule kinds, as agent/planner reads them.
-const (
-	RulePrefer  = "prefer"
-	RuleAvoid   = "avoid"
-	RuleReplace = "replace"
-)
-
-// RulesConfig holds the thresholds a learned rule must pass. The JSON tags
-// are how they appear in a rule set (thresholds).
-type RulesConfig struct {
-	// MinCalls: prefer and avoid need at least this many calls of the hint
-	// in the task type (-min-calls, default 30).
-	MinCalls int64 `json:"min_calls"`
-	// PreferSuccess: prefer needs the lower bound of the 95% Wilson
-	// interval of the hint's success rate in the type at or above this
-	// (-prefer-success, default 0.8).
-	PreferSuccess float64 `json:"prefer_success"`
-	// PreferShare: prefer needs the hint's share of the type's calls at or
-	// above this (-prefer-share, default 0.3).
-	PreferShare float64 `json:"prefer_share"`
-	// AvoidLift: avoid needs the lift to be large with confidence: the
-	// lower bound of the 95% Wilson interval of the hint's failure rate in
-	// the type at or above this many times the type's baseline failure
-	// rate (-avoid-lift, default 2). The lower bound above the baseline
-	// follows.
-	AvoidLift float64 `json:"avoid_lift"`
-	// Alpha: avoid needs the p-value of the 2×2 test (hint vs. the type's
-	// other calls) below this (-alpha, default 0.01).
-	Alpha float64 `json:"alpha"`
-	// MinReplans: replace needs at least this many replans showing the
-	// swap (-min-replans, default 3).
-	MinReplans int64 `json:"min_replans"`
-	// ReplaceSuccess: replace needs the lower bound of the 95% Wilson
-	// interval of the success rate of the added tasks at or above this
-	// (-replace-success, default 0.5).
-	ReplaceSuccess float64 `json:"replace_success"`
-}
+// RulesConfig holds the thresholds a learned rule must pass; a rule set
+// records them (ruleset.Thresholds documents each).
+type RulesConfig ruleset.Thresholds
 
 // DefaultRulesConfig returns the documented defaults.
 func DefaultRulesConfig() RulesConfig {
@@ -89,30 +58,6 @@ func (c RulesConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// LearnedRule is one learned hint rule with its evidence. Its id, kind,
-// task_type, tool_hint, instead and instruction are agent/planner's Rule.
-type LearnedRule struct {
-	// ID is kind:task_type:tool_hint (replace: kind:task_type:tool_hint:instead):
-	// the same for as long as the rule holds.
-	ID       string `json:"id"`
-	Kind     string `json:"kind"`
-	TaskType string `json:"task_type"`
-	ToolHint string `json:"tool_hint"`
-	// Instead: replace, the hint to use; avoid, a better hint for the type
-	// when one is known (a replace or prefer rule's), else empty.
-	Instead     string `json:"instead,omitempty"`
-	Instruction string `json:"instruction"`
-	// Support: prefer and avoid, the hint's calls in the type; replace,
-	// the replans showing the swap.
-	Support int64 `json:"support"`
-	// Confidence: the lower bound of the 95% Wilson interval of the rate
-	// the rule rests on: prefer, the hint's success rate; avoid, its
-	// failure rate; replace, the added tasks' success rate.
-	Confidence float64 `json:"confidence"`
-	// Evidence is *CallEvidence (prefer, avoid) or *ReplaceEvidence.
-	Evidence any `json:"evidence"`
-}
-
 // CallEvidence is the evidence of a prefer or avoid rule: the hint's real
 // tool calls in the task type against the type's other calls.
 type CallEvidence struct {
@@ -143,34 +88,9 @@ type ReplaceEvidence struct {
 	SuccessCI   Interval `json:"success_ci"`
 }
 
-// RuleWindow is the time window of a rule set: sessions started in
-// [since, until); null is open.
-type RuleWindow struct {
-	Since *time.Time `json:"since"`
-	Until *time.Time `json:"until"`
-}
-
-// LearnedRules is a versioned rule set: the project's JSON rule set, a
-// superset of agent/planner's RuleSet.
-type LearnedRules struct {
-	// Version is "rs-" and the first 12 hex digits of the SHA-256 of the
-	// rules as a planner sees them (id, kind, task_type, tool_hint,
-	// instead, instruction, in order): it changes exactly when the rules an
-	// agent applies change, not when only their evidence does.
-	Version     string     `json:"version"`
-	GeneratedAt time.Time  `json:"generated_at"`
-	Window      RuleWindow `json:"window"`
-	Classifier  string     `json:"classifier"`
-	// Agent is the agent whose sessions the rules were learned from; empty
-	// for all agents.
-	Agent      string        `json:"agent,omitempty"`
-	Thresholds RulesConfig   `json:"thresholds"`
-	Rules      []LearnedRule `json:"rules"`
-}
-
 // LearnRules learns the rule set of the sessions f selects. f.By must be
 // empty: rules are learned per task type.
-func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time) (*LearnedRules, error) {
+func LearnRules(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time) (*ruleset.RuleSet, error) {
 	if len(f.By) > 0 {
 		return nil, fmt.Errorf("rules are learned per task type: -by %v is not supported", f.By)
 	}
@@ -181,7 +101,7 @@ func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Ru
 	rs := sets[""]
 	if rs == nil {
 		rs = newRuleSet(f, tax, cfg, now, f.Agent)
-		rs.finish()
+		finish(rs)
 	}
 	return rs, nil
 }
@@ -189,7 +109,7 @@ func LearnRules(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg Ru
 // LearnRulesByAgent learns one rule set per agent with a tool call or a
 // task in the sessions f selects, each from that agent's sessions only,
 // keyed by agent name.
-func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time) (map[string]*LearnedRules, error) {
+func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time) (map[string]*ruleset.RuleSet, error) {
 	if len(f.By) > 0 {
 		return nil, fmt.Errorf("rules are learned per task type: -by %v is not supported", f.By)
 	}
@@ -198,7 +118,7 @@ func LearnRulesByAgent(ctx context.Context, src Source, f Filter, tax *Taxonomy,
 
 // learnRuleSets runs the evidence queries once (grouped by agent when byAgent) and
 // derives one rule set per agent ("" for all).
-func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time, byAgent bool) (map[string]*LearnedRules, error) {
+func learnRuleSets(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time, byAgent bool) (map[string]*ruleset.RuleSet, error) {
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
@@ -215,10 +135,10 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg
 	if err != nil {
 		return nil, err
 	}
-	sets := map[string]*LearnedRules{}
+	sets := map[string]*ruleset.RuleSet{}
 	// set returns the rule set of agent: keyed by agent name when
 	// byAgent, else the one set under "".
-	set := func(agent *string) *LearnedRules {
+	set := func(agent *string) *ruleset.RuleSet {
 		key, name := "", f.Agent
 		if byAgent && agent != nil {
 			key, name = *agent, *agent
@@ -230,8 +150,8 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg
 	}
 	for i := range hints {
 		h := &hints[i]
-		rs := set(h.Agent) // every agent with a call or a task has a set, maybe empty
-		if h.Hint == nil || h.TaskType == nil {
+		rs := set(h.Agent.Value()) // every agent with a call or a task has a set, maybe empty
+		if h.Hint == nil || h.TaskType.Value() == nil {
 			continue
 		}
 		if r, ok := avoidRule(h, cfg); ok {
@@ -240,26 +160,29 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *Taxonomy, cfg
 			rs.Rules = append(rs.Rules, r)
 		}
 	}
-	for _, raw := range t.Rows {
-		c := typedRow{t, raw}
+	err = eachRow(t, func(c *row) error {
 		rs := set(c.str("agent"))
 		if r, ok := replaceRule(c, cfg); ok {
 			rs.Rules = append(rs.Rules, r)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read rules_replace: %w", err)
 	}
 	for _, rs := range sets {
-		rs.finish()
+		finish(rs)
 	}
 	return sets, nil
 }
 
-func newRuleSet(f Filter, tax *Taxonomy, cfg RulesConfig, now time.Time, agent string) *LearnedRules {
-	rs := &LearnedRules{
+func newRuleSet(f Filter, tax *taxonomy.Taxonomy, cfg RulesConfig, now time.Time, agent string) *ruleset.RuleSet {
+	rs := &ruleset.RuleSet{
 		GeneratedAt: now.UTC(),
 		Classifier:  tax.ID(),
 		Agent:       agent,
-		Thresholds:  cfg,
-		Rules:       []LearnedRule{},
+		Thresholds:  ruleset.Thresholds(cfg),
+		Rules:       []ruleset.Rule{},
 	}
 	if !f.Since.IsZero() {
 		s := f.Since.UTC()
@@ -301,18 +224,18 @@ func callEvidence(h *HintRow) *CallEvidence {
 // avoidRule: enough calls, the failure rate's lower bound above the
 // baseline rate by the factor AvoidLift (a large lift, with confidence),
 // and a small p-value.
-func avoidRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
+func avoidRule(h *HintRow, cfg RulesConfig) (ruleset.Rule, bool) {
 	if h.Calls < cfg.MinCalls || h.OtherFailureRate == nil || h.PValue == nil {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
 	e := callEvidence(h)
 	base := *h.OtherFailureRate
 	if !(e.FailureCI.Lo > base && e.FailureCI.Lo >= cfg.AvoidLift*base && *h.PValue < cfg.Alpha) {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
-	return LearnedRule{
-		Kind:       RuleAvoid,
-		TaskType:   *h.TaskType,
+	return ruleset.Rule{
+		Kind:       ruleset.KindAvoid,
+		TaskType:   h.TaskType.String(),
 		ToolHint:   *h.Hint,
 		Support:    h.Calls,
 		Confidence: e.FailureCI.Lo,
@@ -323,19 +246,19 @@ func avoidRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
 // preferRule: enough calls, a success rate whose lower bound passes the
 // threshold, a large share, and no significant evidence that the hint
 // fails more often than the type's other calls.
-func preferRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
+func preferRule(h *HintRow, cfg RulesConfig) (ruleset.Rule, bool) {
 	if h.Calls < cfg.MinCalls {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
 	e := callEvidence(h)
 	successLo := 1 - e.FailureCI.Hi
 	worse := h.OtherFailureRate != nil && h.PValue != nil && e.FailureRate > *h.OtherFailureRate && *h.PValue < cfg.Alpha
 	if !(successLo >= cfg.PreferSuccess && e.Share >= cfg.PreferShare && !worse) {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
-	return LearnedRule{
-		Kind:       RulePrefer,
-		TaskType:   *h.TaskType,
+	return ruleset.Rule{
+		Kind:       ruleset.KindPrefer,
+		TaskType:   h.TaskType.String(),
 		ToolHint:   *h.Hint,
 		Support:    h.Calls,
 		Confidence: successLo,
@@ -345,7 +268,7 @@ func preferRule(h *HintRow, cfg RulesConfig) (LearnedRule, bool) {
 
 // replaceRule: the swap seen in enough replans, and the added tasks
 // succeeding with a lower bound at or above the threshold.
-func replaceRule(c typedRow, cfg RulesConfig) (LearnedRule, bool) {
+func replaceRule(c *row, cfg RulesConfig) (ruleset.Rule, bool) {
 	e := &ReplaceEvidence{
 		Replans:   c.int("replans"),
 		Added:     c.int("added"),
@@ -353,38 +276,38 @@ func replaceRule(c typedRow, cfg RulesConfig) (LearnedRule, bool) {
 		Succeeded: c.int("succeeded"),
 	}
 	if e.Replans < cfg.MinReplans || e.Added == 0 {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
 	e.SuccessRate = *Rate(e.Succeeded, e.Added)
 	e.SuccessCI = *Wilson(e.Succeeded, e.Added, Z95)
 	if e.SuccessCI.Lo < cfg.ReplaceSuccess {
-		return LearnedRule{}, false
+		return ruleset.Rule{}, false
 	}
-	return LearnedRule{
-		Kind:       RuleReplace,
-		TaskType:   *c.str("task_type"),
-		ToolHint:   *c.str("from_hint"),
-		Instead:    *c.str("to_hint"),
+	return ruleset.Rule{
+		Kind:       ruleset.KindReplace,
+		TaskType:   c.need("task_type"),
+		ToolHint:   c.need("from_hint"),
+		Instead:    c.need("to_hint"),
 		Support:    e.Replans,
 		Confidence: e.SuccessCI.Lo,
 		Evidence:   e,
 	}, true
 }
 
-var ruleKindOrder = map[string]int{RuleAvoid: 0, RuleReplace: 1, RulePrefer: 2}
+var ruleKindOrder = map[ruleset.Kind]int{ruleset.KindAvoid: 0, ruleset.KindReplace: 1, ruleset.KindPrefer: 2}
 
 // finish resolves conflicts, names the rules, orders them, writes their
 // instructions and versions the set.
-func (rs *LearnedRules) finish() {
+func finish(rs *ruleset.RuleSet) {
 	// A replace rule's target, else a prefer rule's hint, is what an avoid
 	// rule suggests instead; the best-supported one when there are several.
-	better := map[string]LearnedRule{}
+	better := map[string]ruleset.Rule{}
 	for _, r := range rs.Rules {
-		if r.Kind == RuleAvoid {
+		if r.Kind == ruleset.KindAvoid {
 			continue
 		}
 		k := r.TaskType + "\x00" + r.ToolHint
-		if r.Kind == RulePrefer {
+		if r.Kind == ruleset.KindPrefer {
 			k = r.TaskType + "\x00"
 		}
 		if b, ok := better[k]; !ok || r.Confidence > b.Confidence {
@@ -393,7 +316,7 @@ func (rs *LearnedRules) finish() {
 	}
 	for i := range rs.Rules {
 		r := &rs.Rules[i]
-		if r.Kind != RuleAvoid {
+		if r.Kind != ruleset.KindAvoid {
 			continue
 		}
 		if b, ok := better[r.TaskType+"\x00"+r.ToolHint]; ok {
@@ -404,13 +327,13 @@ func (rs *LearnedRules) finish() {
 	}
 	for i := range rs.Rules {
 		r := &rs.Rules[i]
-		r.ID = r.Kind + ":" + r.TaskType + ":" + r.ToolHint
-		if r.Kind == RuleReplace {
+		r.ID = string(r.Kind) + ":" + r.TaskType + ":" + r.ToolHint
+		if r.Kind == ruleset.KindReplace {
 			r.ID += ":" + r.Instead
 		}
 		r.Instruction = ruleInstruction(*r)
 	}
-	slices.SortFunc(rs.Rules, func(a, b LearnedRule) int {
+	slices.SortFunc(rs.Rules, func(a, b ruleset.Rule) int {
 		if c := cmp.Compare(ruleKindOrder[a.Kind], ruleKindOrder[b.Kind]); c != 0 {
 			return c
 		}
@@ -427,30 +350,30 @@ func (rs *LearnedRules) finish() {
 
 // instruction is the rule in one line for a planning prompt. It carries no
 // numbers, so that it (and the version) stays the same while the rule holds.
-func ruleInstruction(r LearnedRule) string {
+func ruleInstruction(r ruleset.Rule) string {
 	switch r.Kind {
-	case RulePrefer:
+	case ruleset.KindPrefer:
 		return fmt.Sprintf("For %s tasks, prefer the tool %s: it is what these tasks use most, and it succeeds.", r.TaskType, r.ToolHint)
-	case RuleAvoid:
+	case ruleset.KindAvoid:
 		s := fmt.Sprintf("For %s tasks, do not hint the tool %s: it fails far more often than the alternatives.", r.TaskType, r.ToolHint)
 		if r.Instead != "" {
 			s += fmt.Sprintf(" Use %s instead.", r.Instead)
 		}
 		return s
-	case RuleReplace:
+	case ruleset.KindReplace:
 		return fmt.Sprintf("For %s tasks, use the tool %s instead of %s: replans kept replacing %s with %s, and it worked.", r.TaskType, r.Instead, r.ToolHint, r.ToolHint, r.Instead)
 	}
 	return ""
 }
 
 // ruleSetVersion hashes the rules as a planner sees them.
-func ruleSetVersion(rules []LearnedRule) string {
+func ruleSetVersion(rules []ruleset.Rule) string {
 	type seen struct {
 		ID, Kind, TaskType, ToolHint, Instead, Instruction string
 	}
 	v := make([]seen, len(rules))
 	for i, r := range rules {
-		v[i] = seen{r.ID, r.Kind, r.TaskType, r.ToolHint, r.Instead, r.Instruction}
+		v[i] = seen{r.ID, string(r.Kind), r.TaskType, r.ToolHint, r.Instead, r.Instruction}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {

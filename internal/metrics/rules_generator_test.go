@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // The generator writes agent sessions whose statistics are known: each task
@@ -350,7 +351,7 @@ func hgOptional(s string) *string {
 func hgWithin(got, want, sd float64) bool { return math.Abs(got-want) <= 4*sd+1e-12 }
 
 func TestHintGeneratorDescriptions(t *testing.T) {
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	for _, ty := range hgTypes {
 		for _, d := range ty.descs {
 			if got := tax.Classify(d); got != ty.name {
@@ -376,13 +377,13 @@ func TestHintGenerator(t *testing.T) {
 // Hints recovers the generator's exact counts, and its failure and follow
 // probabilities hgWithin 4 standard errors.
 func checkGeneratedHints(t *testing.T, w *hgWorld, src Source) {
-	rows, err := Hints(context.Background(), src, Filter{By: []string{"task_type"}}, DefaultTaxonomy(), DefaultHintsConfig())
+	rows, err := Hints(context.Background(), src, Filter{By: []string{"task_type"}}, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	for _, r := range rows {
-		k := *r.TaskType + "/"
+		k := r.TaskType.String() + "/"
 		if r.Hint != nil {
 			k += *r.Hint
 		}
@@ -417,7 +418,7 @@ func checkGeneratedHints(t *testing.T, w *hgWorld, src Source) {
 		}
 	}
 	// The planted bad hint is the worst supported row, with a tiny p-value.
-	if k := *rows[0].TaskType + "/" + *rows[0].Hint; k != "coding/search_web" || *rows[0].PValue > 1e-10 {
+	if k := rows[0].TaskType.String() + "/" + *rows[0].Hint; k != "coding/search_web" || *rows[0].PValue > 1e-10 {
 		t.Errorf("worst row %s (p %v), want coding/search_web with p < 1e-10", k, deref(rows[0].PValue))
 	}
 }
@@ -425,7 +426,7 @@ func checkGeneratedHints(t *testing.T, w *hgWorld, src Source) {
 // Mappings finds each type's needed tool on top, with the expected share
 // (given the calls under each hint) hgWithin 4 standard errors, and stable.
 func checkGeneratedMappings(t *testing.T, w *hgWorld, src Source) {
-	res, err := Mappings(context.Background(), src, Filter{}, DefaultTaxonomy(), DefaultMappingsConfig())
+	res, err := Mappings(context.Background(), src, Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func checkGeneratedMappings(t *testing.T, w *hgWorld, src Source) {
 // search_web for coding (instead grep), replace it with grep, and prefer
 // each type's needed tool.
 func checkGeneratedRules(t *testing.T, src Source) {
-	rs, err := LearnRules(context.Background(), src, Filter{}, DefaultTaxonomy(), DefaultRulesConfig(), rulesNow)
+	rs, err := LearnRules(context.Background(), src, Filter{}, taxonomy.Default(), DefaultRulesConfig(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,4 +486,5 @@ func checkGeneratedRules(t *testing.T, src Source) {
 	if rs.Rules[0].Instead != "grep" {
 		t.Errorf("avoid instead %q, want grep", rs.Rules[0].Instead)
 	}
+	checkRuleSetSchema(t, rs)
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 var rulesNow = time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -22,7 +23,7 @@ func swapThresholds() RulesConfig {
 	return cfg
 }
 
-func ruleIDs(rs *LearnedRules) []string {
+func ruleIDs(rs *ruleset.RuleSet) []string {
 	ids := make([]string, len(rs.Rules))
 	for i, r := range rs.Rules {
 		ids[i] = r.ID
@@ -37,7 +38,7 @@ func ruleIDs(rs *LearnedRules) []string {
 func TestLearnRulesSwaps(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	f := Filter{Since: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
 	rs, err := LearnRules(ctx, src, f, tax, swapThresholds(), rulesNow)
 	if err != nil {
@@ -77,7 +78,7 @@ func TestLearnRulesSwaps(t *testing.T) {
 	}
 
 	if rs.Classifier != tax.ID() || rs.Window.Since == nil || !rs.Window.Since.Equal(f.Since) || rs.Window.Until != nil ||
-		!rs.GeneratedAt.Equal(rulesNow) || rs.Thresholds != swapThresholds() {
+		!rs.GeneratedAt.Equal(rulesNow) || rs.Thresholds != ruleset.Thresholds(swapThresholds()) {
 		t.Errorf("rule set header %+v", rs)
 	}
 
@@ -86,11 +87,11 @@ func TestLearnRulesSwaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := planner.ParseRuleSet(b)
+	ps, err := ruleset.Parse(b)
 	if err != nil {
-		t.Fatalf("planner.ParseRuleSet: %v\n%s", err, b)
+		t.Fatalf("ruleset.Parse: %v\n%s", err, b)
 	}
-	if ps.Version != rs.Version || !slices.Equal(ps.IDs(), want) || ps.Rules[1].Instead != "grep" || string(ps.Rules[0].Kind) != RuleAvoid {
+	if ps.Version != rs.Version || !slices.Equal(ps.IDs(), want) || ps.Rules[1].Instead != "grep" || ps.Rules[0].Kind != ruleset.KindAvoid {
 		t.Errorf("planner rule set %+v", ps)
 	}
 }
@@ -98,14 +99,14 @@ func TestLearnRulesSwaps(t *testing.T) {
 // At the default thresholds the fixture is too small for any rule.
 func TestLearnRulesDefaults(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	rs, err := LearnRules(context.Background(), src, Filter{}, DefaultTaxonomy(), DefaultRulesConfig(), rulesNow)
+	rs, err := LearnRules(context.Background(), src, Filter{}, taxonomy.Default(), DefaultRulesConfig(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rs.Rules) != 0 || rs.Rules == nil || rs.Version == "" {
 		t.Fatalf("rules %v (version %q), want an empty, versioned set", rs.Rules, rs.Version)
 	}
-	if _, err := LearnRules(context.Background(), src, Filter{By: []string{"agent"}}, DefaultTaxonomy(), DefaultRulesConfig(), rulesNow); err == nil {
+	if _, err := LearnRules(context.Background(), src, Filter{By: []string{"agent"}}, taxonomy.Default(), DefaultRulesConfig(), rulesNow); err == nil {
 		t.Fatal("LearnRules with -by agent: no error")
 	}
 }
@@ -114,7 +115,7 @@ func TestLearnRulesDefaults(t *testing.T) {
 // has the rules (with 6 baseline calls instead of 7), coder's none.
 func TestLearnRulesByAgent(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
-	sets, err := LearnRulesByAgent(context.Background(), src, Filter{}, DefaultTaxonomy(), swapThresholds(), rulesNow)
+	sets, err := LearnRulesByAgent(context.Background(), src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +138,14 @@ func TestLearnRulesByAgent(t *testing.T) {
 func TestRuleSetVersion(t *testing.T) {
 	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
-	a, err := LearnRules(ctx, src, Filter{}, DefaultTaxonomy(), swapThresholds(), rulesNow)
+	a, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Other thresholds, same rules: the evidence is the same, the version too.
 	cfg := swapThresholds()
 	cfg.Alpha = 0.05
-	b, err := LearnRules(ctx, src, Filter{}, DefaultTaxonomy(), cfg, rulesNow.Add(time.Hour))
+	b, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), cfg, rulesNow.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

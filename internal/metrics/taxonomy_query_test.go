@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -27,7 +28,7 @@ import (
 // as the ingester does.
 func typedTestDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
-	return typedTestDBWith(tb, store.Options{Taxonomy: DefaultTaxonomy()}, shuffle, inputs...)
+	return typedTestDBWith(tb, store.Options{Taxonomy: taxonomy.Default()}, shuffle, inputs...)
 }
 
 // typedTestDBWith is typedTestDB with the store's options.
@@ -89,12 +90,12 @@ func TestTypedQueriesIncludeTheFragment(t *testing.T) {
 }
 
 // The fragment has one CASE branch per possible type, numbered 1 …
-// MaxTaxonomyTypes.
+// taxonomy.MaxTypes.
 func TestTypesFragmentBranches(t *testing.T) {
 	q := queries.MustRead("include/classify_case.sql")
-	for i := 1; i <= MaxTaxonomyTypes+1; i++ {
+	for i := 1; i <= taxonomy.MaxTypes+1; i++ {
 		line := fmt.Sprintf("WHEN regexp_matches(d, $tax_patterns[%d]) THEN $tax_types[%d]", i, i)
-		if got := strings.Count(q, line); got != 1 && i <= MaxTaxonomyTypes || got != 0 && i > MaxTaxonomyTypes {
+		if got := strings.Count(q, line); got != 1 && i <= taxonomy.MaxTypes || got != 0 && i > taxonomy.MaxTypes {
 			t.Errorf("include/classify_case.sql has %q %d times", line, got)
 		}
 	}
@@ -112,7 +113,7 @@ func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 		"制定计划", "检查安全漏洞", "部署服务", "读取配置文件", "Say hello", "latest news", "TestUpload flakes",
 		"The CVE-2024-1234 advisory", "重写",
 	}
-	tax := DefaultTaxonomy()
+	tax := taxonomy.Default()
 	var buf bytes.Buffer
 	w := agent.NewJSONLWriter(&buf)
 	start := time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
@@ -131,9 +132,12 @@ func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int64{}
-	for _, r := range tb.Rows {
-		c := typedRow{tb, r}
-		got[*c.str("task_type")] += c.int("planned")
+	err = eachRow(tb, func(c *row) error {
+		got[c.need("task_type")] += c.int("planned")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := map[string]int64{}
 	for _, task := range tasks {

@@ -24,7 +24,7 @@ const (
 // Wilson 95%.
 type TrendRow struct {
 	Period string `json:"period"` // first day of the period (UTC), YYYY-MM-DD; a week starts on Monday
-	SessionGroup
+	Group
 	Sessions     int64 `json:"sessions"`
 	OpenSessions int64 `json:"open_sessions"`
 
@@ -74,10 +74,10 @@ func Trend(ctx context.Context, src Source, f Filter, every string) ([]TrendRow,
 		return nil, fmt.Errorf("query trend: %w", err)
 	}
 	rows := []TrendRow{}
-	err = eachRow(t, func(r *resultRow) error {
+	err = eachRow(t, func(r *row) error {
 		row := TrendRow{
 			Period:              r.text("period"),
-			SessionGroup:        readSessionGroup(r),
+			Group:               r.group(false),
 			Sessions:            r.int("sessions"),
 			OpenSessions:        r.int("open_sessions"),
 			Successes:           r.int("successes"),
@@ -122,7 +122,7 @@ func fillTrendGaps(rows []TrendRow, every string) []TrendRow {
 		step = 7
 	}
 	type span struct {
-		g           SessionGroup
+		g           Group
 		first, last time.Time
 		seen        map[string]bool
 	}
@@ -130,10 +130,10 @@ func fillTrendGaps(rows []TrendRow, every string) []TrendRow {
 	var order []string
 	for _, r := range rows {
 		p, _ := time.Parse(time.DateOnly, r.Period) // checked when read
-		k := r.SessionGroup.key()
+		k := r.Group.key()
 		s, ok := spans[k]
 		if !ok {
-			s = &span{g: r.SessionGroup, first: p, last: p, seen: map[string]bool{}}
+			s = &span{g: r.Group, first: p, last: p, seen: map[string]bool{}}
 			spans[k] = s
 			order = append(order, k)
 		}
@@ -149,12 +149,12 @@ func fillTrendGaps(rows []TrendRow, every string) []TrendRow {
 		s := spans[k]
 		for p := s.first; !p.After(s.last); p = p.AddDate(0, 0, step) {
 			if period := p.Format(time.DateOnly); !s.seen[period] {
-				rows = append(rows, TrendRow{Period: period, SessionGroup: s.g, Rulesets: []string{}}.withRates())
+				rows = append(rows, TrendRow{Period: period, Group: s.g, Rulesets: []string{}}.withRates())
 			}
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b TrendRow) int {
-		return cmp.Or(cmp.Compare(a.Period, b.Period), compareGroups(a.SessionGroup, b.SessionGroup))
+		return cmp.Or(cmp.Compare(a.Period, b.Period), compareGroups(a.Group, b.Group))
 	})
 	return rows
 }

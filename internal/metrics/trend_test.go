@@ -46,8 +46,8 @@ func TestTrendFillsGaps(t *testing.T) {
 			var got []string
 			for _, r := range rows {
 				g := "-"
-				if r.Agent != nil {
-					g = *r.Agent
+				if r.Agent.Value() != nil {
+					g = r.Agent.String()
 				}
 				got = append(got, fmt.Sprintf("%s/%s:%d", r.Period, g, r.Sessions))
 				if r.Sessions == 0 && (r.SuccessRate != nil || r.ToolFailureRate != nil || r.Rulesets == nil || len(r.Rulesets) != 0) {

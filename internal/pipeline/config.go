@@ -18,9 +18,9 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // Config is one running evosignal. DefaultConfig holds the embedded
@@ -65,7 +65,7 @@ type Config struct {
 // default taxonomy; no rules bucket, query service or HTTP.
 func DefaultConfig() Config {
 	return Config{
-		Store:  store.Options{Taxonomy: metrics.DefaultTaxonomy()},
+		Store:  store.Options{Taxonomy: taxonomy.Default()},
 		NATS:   bus.ConnConfig{Name: "evosignal-ingest"},
 		Server: bus.ServerConfig{Listen: bus.DefaultListen},
 		Stream: bus.DefaultStream(),

@@ -2,7 +2,8 @@
 // JSON is the stable, documented shape (docs/analyze.md): an Envelope whose
 // rows are the analyzer's row structs, encoded by their json tags. Table and
 // CSV show the same rows, one column per top-level json field; nested values
-// (lists, objects) are shown as compact JSON.
+// (lists, objects) are shown as compact JSON. WriteResult prints the rows of
+// a SQL query (analyze sql) the same three ways.
 package render
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -34,6 +36,11 @@ type Envelope struct {
 	Rows        any       `json:"rows"`
 	Extra       any       `json:"extra,omitempty"` // analysis-specific sections (documented per analysis)
 	Notes       []string  `json:"notes,omitempty"` // data-quality lines and method notes
+
+	// Omit names the columns (json names of row fields) that table and
+	// CSV leave out: the group dimensions a hints or mappings row is not
+	// grouped by (metrics.UngroupedDims), which its JSON omits too.
+	Omit []string `json:"-"`
 }
 
 // Write prints env in format. rows must be a slice of structs (or of
@@ -46,7 +53,7 @@ func Write(w io.Writer, format string, env *Envelope) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(env)
 	case "csv":
-		head, body, err := cells(env.Rows)
+		head, body, err := cells(env.Rows, env.Omit)
 		if err != nil {
 			return err
 		}
@@ -55,7 +62,7 @@ func Write(w io.Writer, format string, env *Envelope) error {
 		cw.WriteAll(body)
 		return cw.Error()
 	case "table":
-		head, body, err := cells(env.Rows)
+		head, body, err := cells(env.Rows, env.Omit)
 		if err != nil {
 			return err
 		}
@@ -78,8 +85,9 @@ func Write(w io.Writer, format string, env *Envelope) error {
 	return fmt.Errorf("format %q: want one of %s", format, strings.Join(Formats, ", "))
 }
 
-// cells flattens a slice of structs into a header and string rows.
-func cells(rows any) ([]string, [][]string, error) {
+// cells flattens a slice of structs into a header and string rows, leaving
+// out the columns named in omit.
+func cells(rows any, omit []string) ([]string, [][]string, error) {
 	v := reflect.ValueOf(rows)
 	if v.Kind() != reflect.Slice {
 		return nil, nil, fmt.Errorf("render: rows are %T, want a slice of structs", rows)
@@ -111,6 +119,9 @@ func cells(rows any) ([]string, [][]string, error) {
 			}
 			if name == "" {
 				name = f.Name
+			}
+			if slices.Contains(omit, name) {
+				continue
 			}
 			head = append(head, name)
 			idx = append(idx, path)
@@ -154,6 +165,9 @@ func cell(v reflect.Value) string {
 	}
 	if t, ok := v.Interface().(time.Time); ok {
 		return t.UTC().Format(time.RFC3339)
+	}
+	if s, ok := v.Interface().(fmt.Stringer); ok {
+		return s.String() // a value with a text form of its own (metrics.Dim)
 	}
 	b, err := json.Marshal(v.Interface())
 	if err != nil {

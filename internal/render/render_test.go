@@ -92,3 +92,33 @@ func TestWriteRejects(t *testing.T) {
 		})
 	}
 }
+
+// label has a text form of its own, as metrics.Dim has.
+type label struct{ s string }
+
+func (l label) String() string { return l.s }
+
+type grouped struct {
+	Embedded
+	Calls int64 `json:"calls"`
+}
+
+type Embedded struct {
+	Agent label `json:"agent"`
+	Model label `json:"model"`
+}
+
+// Omit leaves columns out of table and CSV, embedded ones too; a
+// fmt.Stringer shows as its text.
+func TestWriteOmit(t *testing.T) {
+	rows := []grouped{{Embedded{label{"coder"}, label{"m1"}}, 3}}
+	for _, format := range []string{"table", "csv"} {
+		var b bytes.Buffer
+		if err := Write(&b, format, &Envelope{Rows: rows, Omit: []string{"model"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); strings.Contains(got, "model") || strings.Contains(got, "m1") || !strings.Contains(got, "coder") {
+			t.Errorf("Write(%s, Omit model) =\n%s\nwant agent and calls only", format, got)
+		}
+	}
+}

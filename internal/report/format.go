@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/metrics"
 )
 
@@ -127,7 +128,7 @@ func reasonText(reason string) string {
 }
 
 // evidenceLine is a learned rule's evidence in one line.
-func evidenceLine(r metrics.LearnedRule) string {
+func evidenceLine(r ruleset.Rule) string {
 	switch e := r.Evidence.(type) {
 	case *metrics.CallEvidence:
 		s := fmt.Sprintf("%d calls, %d failed (%.1f%%", e.Calls, e.Failed, 100*e.FailureRate)
@@ -199,7 +200,7 @@ func (r *Report) glance() []string {
 			}
 		}
 		s := fmt.Sprintf("Worst hint: %s for %s tasks fails %s of %d calls (the type's other calls %s",
-			str(h.Hint), str(h.TaskType), pct(h.FailureRate), h.Calls, pct(h.OtherFailureRate))
+			str(h.Hint), str(h.TaskType.Value()), pct(h.FailureRate), h.Calls, pct(h.OtherFailureRate))
 		if h.Lift != nil {
 			s += ", lift " + ratio(h.Lift)
 		}

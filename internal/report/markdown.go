@@ -67,7 +67,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	} else {
 		head("task type", "hint", "calls", "failure rate", "95% CI", "other calls fail", "lift", "p", "followed", "dropped", "stripped")
 		for _, h := range r.WorstHints {
-			row(str(h.TaskType), str(h.Hint), fmt.Sprint(h.Calls), pct(h.FailureRate), pctCI(h.FailureCI), pct(h.OtherFailureRate),
+			row(str(h.TaskType.Value()), str(h.Hint), fmt.Sprint(h.Calls), pct(h.FailureRate), pctCI(h.FailureCI), pct(h.OtherFailureRate),
 				ratio(h.Lift), r.pText(h), pct(h.FollowedRate), fmt.Sprintf("%d of %d planned", h.Dropped, h.Planned), fmt.Sprint(h.Stripped))
 		}
 		p("\n")
@@ -81,7 +81,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	} else {
 		head("task type", "calls", "top tool", "share", "success", "this window", "stable", "tools")
 		for _, m := range r.Mappings {
-			row(str(m.TaskType), fmt.Sprint(m.Calls), str(m.TopTool), pct(m.TopShare), pct(m.SuccessRate), windowTop(m), yesNo(m.Stable), toolsText(m))
+			row(str(m.TaskType.Value()), fmt.Sprint(m.Calls), str(m.TopTool), pct(m.TopShare), pct(m.SuccessRate), windowTop(m), yesNo(m.Stable), toolsText(m))
 		}
 		p("\n")
 	}

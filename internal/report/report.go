@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // ShapeVersion is the version of the report's JSON shape. It changes only
@@ -38,7 +39,7 @@ type Config struct {
 
 	// Taxonomy classifies tasks for hints, mappings and rules; nil: the
 	// default taxonomy.
-	Taxonomy *metrics.Taxonomy
+	Taxonomy *taxonomy.Taxonomy
 	// Hints sets the support a hint needs to be ranked; WorstHints is how
 	// many of the worst are listed.
 	Hints      metrics.HintsConfig
@@ -171,7 +172,7 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		return nil, err
 	}
 	if cfg.Taxonomy == nil {
-		cfg.Taxonomy = metrics.DefaultTaxonomy()
+		cfg.Taxonomy = taxonomy.Default()
 	}
 	length := cfg.Until.Sub(cfg.Since)
 	r := &Report{

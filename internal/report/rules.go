@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/metrics"
 )
 
@@ -18,7 +19,7 @@ type Rules struct {
 	Previous RuleSet `json:"previous"`
 	// New are the rules of the current set that the previous set lacks,
 	// with their evidence as the rules analyzer gives it.
-	New []metrics.LearnedRule `json:"new"`
+	New []ruleset.Rule `json:"new"`
 	// Retired are the rules (and rule set versions) to retire: no longer
 	// learned, or judged harmful or nil by the effect analyzer.
 	Retired []Retired `json:"retired"`
@@ -26,9 +27,9 @@ type Rules struct {
 
 // RuleSet names a learned rule set.
 type RuleSet struct {
-	Version string             `json:"version"`
-	Window  metrics.RuleWindow `json:"window"` // the sessions learned from, by start
-	Rules   []string           `json:"rules"`  // the rule ids, in the set's order
+	Version string         `json:"version"`
+	Window  ruleset.Window `json:"window"` // the sessions learned from, by start
+	Rules   []string       `json:"rules"`  // the rule ids, in the set's order
 }
 
 // Reasons to retire a rule.
@@ -49,7 +50,7 @@ type Retired struct {
 	Verdict *string `json:"verdict"`
 	// Rule is the rule as last learned (the previous set's, else the
 	// current's), when a learned set holds it.
-	Rule *metrics.LearnedRule `json:"rule"`
+	Rule *ruleset.Rule `json:"rule"`
 }
 
 // ruleChanges learns the two rule sets and sets them against each other
@@ -63,7 +64,7 @@ func ruleChanges(ctx context.Context, src metrics.Source, cfg Config, effects []
 	if err != nil {
 		return Rules{}, fmt.Errorf("rules learned up to the window's start: %w", err)
 	}
-	r := Rules{Current: ruleSet(cur), Previous: ruleSet(prev), New: []metrics.LearnedRule{}, Retired: []Retired{}}
+	r := Rules{Current: ruleSet(cur), Previous: ruleSet(prev), New: []ruleset.Rule{}, Retired: []Retired{}}
 	inPrev, inCur := byID(prev), byID(cur)
 	for _, rule := range cur.Rules {
 		if _, ok := inPrev[rule.ID]; !ok {
@@ -76,9 +77,9 @@ func ruleChanges(ctx context.Context, src metrics.Source, cfg Config, effects []
 		if !ok {
 			x = &Retired{ID: id, Kind: kind}
 			if rule, ok := inPrev[id]; ok {
-				x.Rule, x.Kind = &rule, rule.Kind
+				x.Rule, x.Kind = &rule, string(rule.Kind)
 			} else if rule, ok := inCur[id]; ok {
-				x.Rule, x.Kind = &rule, rule.Kind
+				x.Rule, x.Kind = &rule, string(rule.Kind)
 			}
 			retired[id] = x
 		}
@@ -89,7 +90,7 @@ func ruleChanges(ctx context.Context, src metrics.Source, cfg Config, effects []
 	}
 	for _, rule := range prev.Rules {
 		if _, ok := inCur[rule.ID]; !ok {
-			retire(rule.ID, rule.Kind, RetireNoLongerHolds)
+			retire(rule.ID, string(rule.Kind), RetireNoLongerHolds)
 		}
 	}
 	for _, e := range effects {
@@ -117,7 +118,7 @@ func ruleChanges(ctx context.Context, src metrics.Source, cfg Config, effects []
 	return r, nil
 }
 
-func ruleSet(rs *metrics.LearnedRules) RuleSet {
+func ruleSet(rs *ruleset.RuleSet) RuleSet {
 	s := RuleSet{Version: rs.Version, Window: rs.Window, Rules: make([]string, len(rs.Rules))}
 	for i, r := range rs.Rules {
 		s.Rules[i] = r.ID
@@ -125,8 +126,8 @@ func ruleSet(rs *metrics.LearnedRules) RuleSet {
 	return s
 }
 
-func byID(rs *metrics.LearnedRules) map[string]metrics.LearnedRule {
-	m := make(map[string]metrics.LearnedRule, len(rs.Rules))
+func byID(rs *ruleset.RuleSet) map[string]ruleset.Rule {
+	m := make(map[string]ruleset.Rule, len(rs.Rules))
 	for _, r := range rs.Rules {
 		m[r.ID] = r
 	}

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -48,7 +48,7 @@ type Config struct {
 	Ordered bool
 	// Rules returns the rule set an agent loads at session start (an
 	// agent/rules Watcher's Current); nil runs without rules.
-	Rules func(agent string) planner.RuleSet
+	Rules func(agent string) ruleset.RuleSet
 	// Progress, if set, is called after each session with the number of
 	// sessions done, from the goroutines running them.
 	Progress func(done int)
@@ -144,7 +144,7 @@ func Run(ctx context.Context, cfg Config, sink agent.Sink) (Summary, error) {
 	one := func(n int) error {
 		inst := n % sc.Fleet.Instances
 		name := sc.Fleet.Agents[inst%len(sc.Fleet.Agents)]
-		var rules planner.RuleSet
+		var rules ruleset.RuleSet
 		if cfg.Rules != nil {
 			rules = cfg.Rules(name)
 		}

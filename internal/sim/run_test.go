@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -76,8 +76,8 @@ func TestSameSeedSameEvents(t *testing.T) {
 		{"other seed", func(c *Config) { c.Seed = 43 }, false},
 		{"other start", func(c *Config) { c.Start = DefaultStart.Add(time.Hour) }, false},
 		{"with rules", func(c *Config) {
-			c.Rules = func(string) planner.RuleSet {
-				return planner.RuleSet{Version: "v1", Rules: []planner.Rule{{ID: "r", Kind: planner.KindAvoid, TaskType: "search", ToolHint: "grep", Instead: "search_web"}}}
+			c.Rules = func(string) ruleset.RuleSet {
+				return ruleset.RuleSet{Version: "v1", Rules: []ruleset.Rule{{ID: "r", Kind: ruleset.KindAvoid, TaskType: "search", ToolHint: "grep", Instead: "search_web"}}}
 			}
 		}, false},
 	}
@@ -155,19 +155,19 @@ func TestEventsKeepTheContract(t *testing.T) {
 // rules the ground truth calls for, the fleet does much better.
 func TestRulesMatter(t *testing.T) {
 	sc := Default()
-	var fix []planner.Rule
+	var fix []ruleset.Rule
 	for _, tt := range sc.Truth().Types {
 		for _, tool := range tt.Avoid {
-			fix = append(fix, planner.Rule{ID: "avoid:" + tt.TaskType + ":" + tool, Kind: planner.KindAvoid, TaskType: tt.TaskType, ToolHint: tool, Instead: tt.BestTool})
+			fix = append(fix, ruleset.Rule{ID: "avoid:" + tt.TaskType + ":" + tool, Kind: ruleset.KindAvoid, TaskType: tt.TaskType, ToolHint: tool, Instead: tt.BestTool})
 		}
-		fix = append(fix, planner.Rule{ID: "prefer:" + tt.TaskType, Kind: planner.KindPrefer, TaskType: tt.TaskType, ToolHint: tt.BestTool})
+		fix = append(fix, ruleset.Rule{ID: "prefer:" + tt.TaskType, Kind: ruleset.KindPrefer, TaskType: tt.TaskType, ToolHint: tt.BestTool})
 	}
-	rs := planner.RuleSet{Version: "truth", Rules: fix}
+	rs := ruleset.RuleSet{Version: "truth", Rules: fix}
 	if err := rs.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	_, without := jsonl(t, Config{Scenario: sc, Seed: 3, Sessions: 400})
-	_, with := jsonl(t, Config{Scenario: sc, Seed: 3, Sessions: 400, Rules: func(string) planner.RuleSet { return rs }})
+	_, with := jsonl(t, Config{Scenario: sc, Seed: 3, Sessions: 400, Rules: func(string) ruleset.RuleSet { return rs }})
 	rate := func(k, n int64) float64 { return float64(k) / float64(n) }
 	if a, b := rate(without.FirstTry, without.Sessions), rate(with.FirstTry, with.Sessions); b < a+0.2 {
 		t.Errorf("first-try success %.3f without rules, %.3f with: want an improvement of at least 0.2", a, b)

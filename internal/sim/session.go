@@ -9,6 +9,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/agent/planner"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -18,7 +19,7 @@ type sessionSpec struct {
 	agent  string
 	source string
 	start  time.Time
-	rules  planner.RuleSet
+	rules  ruleset.RuleSet
 	rng    *rand.Rand
 }
 

@@ -5,6 +5,8 @@
 //
 // Only one Store may have a database file open for writing at a time. Another
 // process gets ErrLocked from Open; so does a second Open in this process.
+// Readers open a database with OpenReadOnly, which a writer in another
+// process makes fail with a *LockedError.
 package store
 
 import (
@@ -68,7 +70,7 @@ type Options struct {
 	CheckpointThreshold string
 	// Taxonomy classifies the descriptions of the stored facts that no
 	// event gives a type, so that analyses with the same taxonomy need not
-	// (the ingester passes metrics.DefaultTaxonomy() unless told
+	// (the ingester passes taxonomy.Default() unless told
 	// otherwise). Nil classifies nothing: analyses then classify on the
 	// fly, slower on large databases but with the same results.
 	Taxonomy Classifier
@@ -99,7 +101,7 @@ type Options struct {
 }
 
 // Classifier is a task taxonomy as the stored facts need it; a
-// *metrics.Taxonomy is one.
+// *taxonomy.Taxonomy is one.
 type Classifier interface {
 	ID() string          // recorded in facts_classifier
 	ClassifyArgs() []any // the parameters of queries/include/classify_case.sql

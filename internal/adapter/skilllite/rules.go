@@ -3,7 +3,8 @@ package skilllite
 import (
 	"math"
 
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // Rule is one entry of SkillLite's rules.json, an array of planning rules
@@ -34,7 +35,7 @@ type Rule struct {
 // 50 + 40 × confidence, rounded: from 50 to 90, below the seed's
 // hand-written rules of the highest priority. A rule's keywords are those
 // of its task type in tax.
-func Rules(rs *metrics.LearnedRules, tax *metrics.Taxonomy) []Rule {
+func Rules(rs *ruleset.RuleSet, tax *taxonomy.Taxonomy) []Rule {
 	out := make([]Rule, 0, len(rs.Rules))
 	for _, r := range rs.Rules {
 		kw := tax.Keywords(r.TaskType)
@@ -42,7 +43,7 @@ func Rules(rs *metrics.LearnedRules, tax *metrics.Taxonomy) []Rule {
 			kw = []string{r.TaskType}
 		}
 		hint := r.ToolHint
-		if r.Kind != metrics.RulePrefer {
+		if r.Kind != ruleset.KindPrefer {
 			hint = r.Instead
 		}
 		out = append(out, Rule{

@@ -6,25 +6,26 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 func TestRules(t *testing.T) {
-	tax := metrics.DefaultTaxonomy()
+	tax := taxonomy.Default()
 	coding := tax.Keywords("coding")
 	if len(coding) == 0 {
 		t.Fatal("the default taxonomy has no keywords for coding")
 	}
-	rs := &metrics.LearnedRules{Rules: []metrics.LearnedRule{
-		{ID: "avoid:coding:search_web", Kind: metrics.RuleAvoid, TaskType: "coding", ToolHint: "search_web", Instead: "grep",
+	rs := &ruleset.RuleSet{Rules: []ruleset.Rule{
+		{ID: "avoid:coding:search_web", Kind: ruleset.KindAvoid, TaskType: "coding", ToolHint: "search_web", Instead: "grep",
 			Instruction: "avoid search_web", Confidence: 0.6096657},
-		{ID: "replace:coding:search_web:grep", Kind: metrics.RuleReplace, TaskType: "coding", ToolHint: "search_web", Instead: "grep",
+		{ID: "replace:coding:search_web:grep", Kind: ruleset.KindReplace, TaskType: "coding", ToolHint: "search_web", Instead: "grep",
 			Instruction: "use grep, not search_web", Confidence: 0.4385030},
-		{ID: "prefer:coding:grep", Kind: metrics.RulePrefer, TaskType: "coding", ToolHint: "grep",
+		{ID: "prefer:coding:grep", Kind: ruleset.KindPrefer, TaskType: "coding", ToolHint: "grep",
 			Instruction: "prefer grep", Confidence: 0.6456},
 		// A type the taxonomy does not list is its own keyword; an avoid
 		// rule without a better hint has none.
-		{ID: "avoid:edit:x", Kind: metrics.RuleAvoid, TaskType: "edit", ToolHint: "x", Instruction: "avoid x", Confidence: 0.5},
+		{ID: "avoid:edit:x", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "x", Instruction: "avoid x", Confidence: 0.5},
 	}}
 	got := Rules(rs, tax)
 	tests := []struct {
@@ -68,10 +69,10 @@ func TestRules(t *testing.T) {
 // The JSON SkillLite reads: its field names, context_keywords an empty
 // array, tool_hint left out when there is none.
 func TestRulesJSON(t *testing.T) {
-	rs := &metrics.LearnedRules{Rules: []metrics.LearnedRule{
-		{ID: "avoid:edit:x", Kind: metrics.RuleAvoid, TaskType: "edit", ToolHint: "x", Instruction: "avoid x", Confidence: 0.25},
+	rs := &ruleset.RuleSet{Rules: []ruleset.Rule{
+		{ID: "avoid:edit:x", Kind: ruleset.KindAvoid, TaskType: "edit", ToolHint: "x", Instruction: "avoid x", Confidence: 0.25},
 	}}
-	b, err := json.Marshal(Rules(rs, metrics.DefaultTaxonomy()))
+	b, err := json.Marshal(Rules(rs, taxonomy.Default()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // The fixture's report window is the last simulated day, [Since, Until);
@@ -50,7 +50,7 @@ func DB(tb testing.TB) string {
 	ctx := context.Background()
 	dir := Dir(tb)
 	path := filepath.Join(tb.TempDir(), "report.duckdb")
-	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: metrics.DefaultTaxonomy()})
+	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: taxonomy.Default()})
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}

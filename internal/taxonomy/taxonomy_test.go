@@ -1,4 +1,4 @@
-package metrics
+package taxonomy
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestDefaultTaxonomy(t *testing.T) {
-	tax := DefaultTaxonomy()
+	tax := Default()
 	var types []string
 	for _, ty := range tax.Types {
 		types = append(types, ty.Type)
@@ -68,7 +68,7 @@ func TestClassify(t *testing.T) {
 		{"读取配置文件", "filesystem"},
 		{"你好", "general"},
 	}
-	tax := DefaultTaxonomy()
+	tax := Default()
 	for _, tt := range tests {
 		t.Run(tt.description, func(t *testing.T) {
 			if got := tax.Classify(tt.description); got != tt.want {
@@ -90,13 +90,13 @@ func TestParseTaxonomy(t *testing.T) {
 			[]string{"no name", "no version", `type 1 ("a"): is the fallback`, `type 1 ("a"): empty keyword`, `type 2 ("b"): pattern "("`,
 				`type 3 ("b"): listed twice`, `type 3 ("b"): no keywords or patterns`, `type 4 ("c d"): want a non-empty name`}},
 		{"no types", `{"name":"t","version":"1","fallback":"g","types":[]}`, []string{"no types"}},
-		{"too many types", manyTypes(MaxTaxonomyTypes + 1), []string{"33 types: at most 32"}},
-		{"as many types as the SQL reads", manyTypes(MaxTaxonomyTypes), nil},
+		{"too many types", manyTypes(MaxTypes + 1), []string{"33 types: at most 32"}},
+		{"as many types as the SQL reads", manyTypes(MaxTypes), nil},
 		{"trailing data", `{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x"]}]} {}`, []string{"data after"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseTaxonomy([]byte(tt.file))
+			_, err := Parse([]byte(tt.file))
 			if len(tt.errs) == 0 {
 				if err != nil {
 					t.Fatalf("ParseTaxonomy = %v, want no error", err)
@@ -117,15 +117,15 @@ func TestParseTaxonomy(t *testing.T) {
 
 // The ID follows what classifies, not how the file is written.
 func TestTaxonomyID(t *testing.T) {
-	a, err := ParseTaxonomy([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","Y"]}]}`))
+	a, err := Parse([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","Y"]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ParseTaxonomy([]byte("{\n  \"version\": \"1\", \"name\": \"t\",\n  \"types\": [{\"type\": \"a\", \"keywords\": [\" x \", \"y\"]}], \"fallback\": \"g\"\n}"))
+	b, err := Parse([]byte("{\n  \"version\": \"1\", \"name\": \"t\",\n  \"types\": [{\"type\": \"a\", \"keywords\": [\" x \", \"y\"]}], \"fallback\": \"g\"\n}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseTaxonomy([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","z"]}]}`))
+	c, err := Parse([]byte(`{"name":"t","version":"1","fallback":"g","types":[{"type":"a","keywords":["x","z"]}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

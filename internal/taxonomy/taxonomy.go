@@ -1,4 +1,7 @@
-package metrics
+// Package taxonomy classifies task descriptions into task types. The store
+// classifies its stored facts with one, and the analyzers pass one to their
+// queries; it sits below both and imports neither.
+package taxonomy
 
 import (
 	"bytes"
@@ -15,15 +18,15 @@ import (
 	"unicode"
 )
 
-// MaxTaxonomyTypes is the number of types the SQL classification reads
+// MaxTypes is the number of types the SQL classification reads
 // (one CASE branch each in queries/analyze/mappings_task_types.sql).
-const MaxTaxonomyTypes = 32
+const MaxTypes = 32
 
 // defaultTaxonomy is the taxonomy used without -taxonomy: coding, testing,
 // filesystem, search, execution, docs, analysis, memory, planning and
 // security, with general as the fallback, in English and Chinese.
 //
-//go:embed taxonomy/default.json
+//go:embed default.json
 var defaultTaxonomy []byte
 
 // Taxonomy classifies task descriptions into task types. Its file (JSON):
@@ -49,45 +52,45 @@ var defaultTaxonomy []byte
 // The classification runs in SQL (queries/analyze/mappings_task_types.sql):
 // each type's keywords and patterns are compiled into one RE2 alternation,
 // passed as the parallel lists $tax_types and $tax_patterns (at most
-// MaxTaxonomyTypes). Classify is the same rule in Go.
+// MaxTypes). Classify is the same rule in Go.
 type Taxonomy struct {
-	Name     string         `json:"name"`
-	Version  string         `json:"version"`
-	Fallback string         `json:"fallback"`
-	Types    []TaxonomyType `json:"types"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Fallback string `json:"fallback"`
+	Types    []Type `json:"types"`
 
 	compiled []*regexp.Regexp // one per type
 	patterns []string         // their sources, as bound to $tax_patterns
 	id       string
 }
 
-// TaxonomyType is one task type of a taxonomy.
-type TaxonomyType struct {
+// Type is one task type of a taxonomy.
+type Type struct {
 	Type     string   `json:"type"`
 	Keywords []string `json:"keywords,omitempty"`
 	Patterns []string `json:"patterns,omitempty"`
 }
 
 // DefaultTaxonomy returns the embedded default taxonomy
-// (internal/metrics/taxonomy/default.json).
-func DefaultTaxonomy() *Taxonomy {
-	t, err := ParseTaxonomy(defaultTaxonomy)
+// (internal/taxonomy/default.json).
+func Default() *Taxonomy {
+	t, err := Parse(defaultTaxonomy)
 	if err != nil {
-		panic(fmt.Sprintf("metrics: embedded default taxonomy: %v", err)) // checked by tests
+		panic(fmt.Sprintf("taxonomy: embedded default: %v", err)) // checked by tests
 	}
 	return t
 }
 
 // LoadTaxonomy reads a taxonomy file; an empty path is the default taxonomy.
-func LoadTaxonomy(path string) (*Taxonomy, error) {
+func Load(path string) (*Taxonomy, error) {
 	if path == "" {
-		return DefaultTaxonomy(), nil
+		return Default(), nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read taxonomy: %w", err)
 	}
-	t, err := ParseTaxonomy(b)
+	t, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("taxonomy %s: %w", path, err)
 	}
@@ -97,7 +100,7 @@ func LoadTaxonomy(path string) (*Taxonomy, error) {
 // ParseTaxonomy decodes a taxonomy file and checks it, reporting every
 // problem at once. Unknown members are an error (a misspelt "keyword" must
 // not silently classify nothing).
-func ParseTaxonomy(b []byte) (*Taxonomy, error) {
+func Parse(b []byte) (*Taxonomy, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var t Taxonomy
@@ -128,8 +131,8 @@ func (t *Taxonomy) compile() error {
 	if len(t.Types) == 0 {
 		errs = append(errs, errors.New("no types"))
 	}
-	if len(t.Types) > MaxTaxonomyTypes {
-		errs = append(errs, fmt.Errorf("%d types: at most %d", len(t.Types), MaxTaxonomyTypes))
+	if len(t.Types) > MaxTypes {
+		errs = append(errs, fmt.Errorf("%d types: at most %d", len(t.Types), MaxTypes))
 	}
 	seen := map[string]bool{}
 	t.compiled, t.patterns = nil, nil

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/evosignal/evosignal/internal/query"
+)
+
+// tableCellWidth is the widest a table cell prints; longer text is cut.
+const tableCellWidth = 60
+
+// WriteResult prints the result of a SQL query (analyze sql) in format:
+// table (cells cut at tableCellWidth), csv, or json (an array of row
+// objects, values as the query service's JSON answers give them).
+func WriteResult(w io.Writer, format string, res *query.Result) error {
+	switch format {
+	case "json":
+		return printJSONRows(w, res)
+	case "csv":
+		cw := csv.NewWriter(w)
+		cw.Write(res.Columns)
+		for _, r := range res.Rows {
+			cells := make([]string, len(r))
+			for i, v := range r {
+				cells[i] = query.Text(res.Types[i], v)
+			}
+			cw.Write(cells)
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	for _, r := range res.Rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = "NULL"
+			if v != nil {
+				cells[i] = tableCell(query.Text(res.Types[i], v))
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(%d rows)\n", len(res.Rows))
+	return err
+}
+
+// tableCell keeps a cell on one line and within tableCellWidth.
+func tableCell(s string) string {
+	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
+	if utf8.RuneCountInString(s) > tableCellWidth {
+		s = string([]rune(s)[:tableCellWidth-1]) + "…"
+	}
+	return s
+}
+
+// printJSONRows prints the rows as a JSON array of objects, one per line,
+// keys in column order, values as in the service's JSON answers.
+func printJSONRows(w io.Writer, res *query.Result) error {
+	bw := bufio.NewWriter(w)
+	keys := make([][]byte, len(res.Columns))
+	for i, c := range res.Columns {
+		keys[i], _ = json.Marshal(c)
+	}
+	bw.WriteString("[")
+	for r, row := range res.Rows {
+		if r > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n  {")
+		for i, v := range row {
+			if i > 0 {
+				bw.WriteString(", ")
+			}
+			b, err := marshalNoEscape(query.JSONValue(res.Types[i], v))
+			if err != nil {
+				return fmt.Errorf("row %d column %s: %w", r+1, res.Columns[i], err)
+			}
+			bw.Write(keys[i])
+			bw.WriteString(": ")
+			bw.Write(b)
+		}
+		bw.WriteString("}")
+	}
+	if len(res.Rows) > 0 {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
