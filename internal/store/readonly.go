@@ -3,9 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/evosignal/evosignal/queries"
 )
 
 // LockedError is returned by OpenReadOnly when a writer (a running
@@ -31,22 +36,61 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // way every reader (analyze, export, the demo's report) opens a database.
 // A file that does not exist is an error, not a new database; a file a
 // writer holds is a *LockedError.
+//
+// Every connection gets this binary's views (queries/views) as temporary
+// views, which come before the stored ones in DuckDB's search path: a file
+// last written by an earlier ingester is read with the current definitions,
+// as a writable open would have re-created them.
 func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
-	db, err := sql.Open("duckdb", path+"?access_mode=read_only")
-	if err == nil {
-		err = db.PingContext(ctx)
-		if err != nil {
-			db.Close()
-		}
-	}
+	views, err := tempViews()
 	if err != nil {
-		if strings.Contains(err.Error(), "Could not set lock") {
-			return nil, &LockedError{Path: path, Err: err}
+		return nil, err
+	}
+	conn, err := duckdb.NewConnector(path+"?access_mode=read_only", func(ex driver.ExecerContext) error {
+		for _, v := range views {
+			if _, err := ex.ExecContext(ctx, v.SQL, nil); err != nil {
+				return fmt.Errorf("create the view of %s: %w (the file may come from an older evosignal: "+
+					"run this version's ingester on it once to migrate it)", v.File, err)
+			}
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, readOnlyErr(path, err)
+	}
+	db := sql.OpenDB(conn)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, readOnlyErr(path, err)
 	}
 	return db, nil
+}
+
+func readOnlyErr(path string, err error) error {
+	if strings.Contains(err.Error(), "Could not set lock") {
+		return &LockedError{Path: path, Err: err}
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}
+
+// tempViews are the views of queries/views, each created as a temporary
+// view of the connection.
+func tempViews() ([]queries.Named, error) {
+	vs, err := queries.Views()
+	if err != nil {
+		return nil, err
+	}
+	const create, temp = "CREATE OR REPLACE VIEW ", "CREATE OR REPLACE TEMP VIEW "
+	out := make([]queries.Named, len(vs))
+	for i, v := range vs {
+		if strings.Count(v.SQL, create) != 1 {
+			return nil, fmt.Errorf("store: %s must hold one %q", v.File, create)
+		}
+		v.SQL = strings.Replace(v.SQL, create, temp, 1)
+		out[i] = v
+	}
+	return out, nil
 }

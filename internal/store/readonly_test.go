@@ -82,3 +82,41 @@ func TestOpenReadOnlyMissing(t *testing.T) {
 		t.Fatal("OpenReadOnly created the missing database")
 	}
 }
+
+// TestOpenReadOnlyCurrentViews: a file whose stored views are an earlier
+// writer's (one missing, one with another definition) is read with this
+// binary's views.
+func TestOpenReadOnlyCurrentViews(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.duckdb")
+	st, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DROP VIEW session_signals",
+		"CREATE OR REPLACE VIEW sessions AS SELECT 1 AS stale",
+	} {
+		if _, err := st.DB().ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(2) // every connection gets the views, not only the first
+	for range 3 {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM session_signals").Scan(&n); err != nil {
+			t.Fatalf("session_signals on a file that lacks it: %v", err)
+		}
+		if err := db.QueryRowContext(ctx, "SELECT count(has_end) FROM sessions").Scan(&n); err != nil {
+			t.Fatalf("sessions with the stored stale definition: %v", err)
+		}
+	}
+}
