@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,11 @@ type Config struct {
 	// BatchRows and BatchBytes bound an Arrow record batch.
 	BatchRows  int
 	BatchBytes int
+	// InboxPrefix is the subject prefix of the reply subjects the service
+	// answers on (the clients' inboxes, nats.go's default "_INBOX"). A
+	// request whose reply subject is not below it is dropped unanswered, so
+	// an answer never lands on another subject such as the event stream's.
+	InboxPrefix string
 }
 
 // HeaderRoom is what the service leaves for headers in a message of the
@@ -70,8 +76,12 @@ func DefaultConfig() Config {
 		Window:        16,
 		BatchRows:     16 * 1024,
 		BatchBytes:    4 << 20,
+		InboxPrefix:   DefaultInboxPrefix,
 	}
 }
+
+// DefaultInboxPrefix is nats.go's inbox prefix.
+const DefaultInboxPrefix = "_INBOX"
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -87,6 +97,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConcurrent <= 0 || c.MaxQueued < 0 {
 		errs = append(errs, fmt.Errorf("query service: concurrency %d (queue %d): want at least one slot and no negative queue", c.MaxConcurrent, c.MaxQueued))
+	}
+	if c.InboxPrefix == "" || strings.ContainsAny(c.InboxPrefix, "*> \t\r\n") || strings.HasPrefix(c.InboxPrefix, ".") || strings.HasSuffix(c.InboxPrefix, ".") || strings.Contains(c.InboxPrefix, "..") {
+		errs = append(errs, fmt.Errorf("query service: inbox prefix %q is not a literal subject", c.InboxPrefix))
 	}
 	if c.ChunkBytes < 0 || c.Window <= 0 || c.BatchRows <= 0 || c.BatchBytes <= 0 {
 		errs = append(errs, errors.New("query service: chunk bytes must not be negative; window, batch rows and batch bytes must be positive"))
@@ -202,6 +215,11 @@ func (s *Service) statsData() map[string]int64 {
 // handlers one at a time).
 func (s *Service) handle(req micro.Request) {
 	start := time.Now()
+	if reply := req.Reply(); reply != "" && !strings.HasPrefix(reply, s.cfg.InboxPrefix+".") {
+		s.stats.Refused.Add(1)
+		s.log.Warn("query request dropped: its reply subject is not an inbox", "reply", reply, "inbox_prefix", s.cfg.InboxPrefix)
+		return
+	}
 	r, err := parseRequest(req.Data())
 	var q Query
 	if err == nil {
