@@ -40,6 +40,7 @@ Flags:
 
 type options struct {
 	db, file, natsURL, listen, storeDir, httpAddr string
+	serverConfig                                  string
 	conn                                          bus.ConnConfig
 	stream                                        bus.StreamConfig
 	cfg                                           ingest.Config
@@ -65,6 +66,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.listen, "listen", bus.DefaultListen, "embedded server: client `address` (host:port; port 0 picks one)")
 	fs.StringVar(&o.storeDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
+	fs.StringVar(&o.serverConfig, "server-config", "", "embedded server: nats-server configuration `file` (users and subject permissions, TLS; docs/operations.md, \"Permissions\"); connect with -user/-password or -creds")
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name`")
 	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: agents publish on <prefix>.<agent>[.…]")
 	fs.DurationVar(&o.stream.MaxAge, "max-age", o.stream.MaxAge, "stream retention: drop messages older than this (0 = no limit)")
@@ -83,6 +85,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
 	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
+	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	if err := fs.Parse(args); err != nil {
@@ -110,8 +113,20 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		if o.queryOn {
 			errs = append(errs, o.query.Validate())
 		}
-		if o.natsURL != "" {
-			errs = append(errs, o.conn.Validate())
+		if o.natsURL != "" || o.serverConfig != "" {
+			c := o.conn
+			if c.URL == "" {
+				c.URL = "in-process" // the embedded server's; only the credentials are checked
+			}
+			errs = append(errs, c.Validate())
+		}
+		if o.natsURL != "" && o.serverConfig != "" {
+			errs = append(errs, errors.New("-server-config configures the embedded server; with -nats, configure that server instead"))
+		}
+		if o.serverConfig != "" {
+			if _, err := os.Stat(o.serverConfig); err != nil {
+				errs = append(errs, fmt.Errorf("-server-config: %w", err))
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -192,7 +207,7 @@ func loadFile(ctx context.Context, in *ingest.Ingester, name string, stdin io.Re
 func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingester, log *slog.Logger) error {
 	conn := o.conn
 	if o.natsURL == "" {
-		srv, err := bus.StartServer(bus.ServerConfig{Listen: o.listen, StoreDir: o.storeDir}, log)
+		srv, err := bus.StartServer(bus.ServerConfig{Listen: o.listen, StoreDir: o.storeDir, ConfigFile: o.serverConfig}, log)
 		if err != nil {
 			return err
 		}
