@@ -38,6 +38,10 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	if err != nil {
 		return err
 	}
+	database, err := in.store.Identity(ctx)
+	if err != nil {
+		return err
+	}
 	info, err := st.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("stream %s info: %w", in.cfg.Stream, err)
@@ -53,7 +57,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	}
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "from_seq", committed+1,
 		"stream_last_seq", info.State.LastSeq, "db", in.store.Path())
-	r := &natsRun{in: in, st: st, created: info.Created.UTC().Truncate(time.Microsecond), lastLog: time.Now()}
+	r := &natsRun{in: in, st: st, database: database, created: info.Created.UTC().Truncate(time.Microsecond), lastLog: time.Now()}
 	r.committed.Store(committed)
 	backoff := 100 * time.Millisecond
 	for {
@@ -61,6 +65,8 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 		switch {
 		case err != nil && r.fatal.Load():
 			return err
+		case errors.Is(err, bus.ErrConsumerTaken):
+			return err // another database's ingester: never take its consumer
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, errReanchor):
@@ -83,6 +89,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 type natsRun struct {
 	in        *Ingester
 	st        jetstream.Stream
+	database  string        // the store's identity, recorded on the consumer
 	created   time.Time     // the stream's creation time, stored with the position
 	committed atomic.Uint64 // last stream sequence committed to the store
 	fatal     atomic.Bool   // the last error must end Run
@@ -119,6 +126,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		Filter:        cfg.Prefix + ".>",
 		AckWait:       cfg.AckWait,
 		MaxAckPending: 4 * cfg.BatchSize,
+		Database:      r.database,
 	}, r.committed.Load())
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -27,6 +28,36 @@ type Client struct {
 	// it, the client gives up with ErrTimeout, also when the service died
 	// mid-answer. Default 5 s.
 	Grace time.Duration
+
+	mu       sync.Mutex
+	database string // the identity of the database the first answer came from
+}
+
+// Database is the identity of the database the client's answers come from
+// (the Evo-Database header), empty before the first answer.
+func (c *Client) Database() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.database
+}
+
+// heard notes the database an answer came from, and says so when it is not
+// the one the earlier answers came from.
+func (c *Client) heard(db string) error {
+	if db == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.database {
+	case "":
+		c.database = db
+	case db:
+	default:
+		return newError(409, fmt.Sprintf("answers on %s come from two databases, %s and then %s: two ingesters with different databases "+
+			"answer on one subject; give each its own -query-subject (and -consumer)", c.subject, c.database, db))
+	}
+	return nil
 }
 
 // NewClient returns a client of the service answering on subject
@@ -162,6 +193,9 @@ func (r *answerReader) receive() error {
 	}
 	if m.Header.Get("Status") == "503" && len(m.Data) == 0 {
 		return newError(503, fmt.Sprintf("no query service answers on %s (is the ingester running with -query?)", r.c.subject))
+	}
+	if err := r.c.heard(m.Header.Get(HeaderDatabase)); err != nil {
+		return err
 	}
 	if code := m.Header.Get(HeaderErrorCode); code != "" {
 		return errorFromHeader(code, m.Header.Get(HeaderError))

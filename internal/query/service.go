@@ -15,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/evosignal/evosignal/queries"
 )
 
 // Service identity in NATS service discovery ($SRV.PING, $SRV.INFO,
@@ -110,12 +112,14 @@ func (c Config) Validate() error {
 // Service answers read-only SQL over NATS from one database. Start it with
 // Start; Close stops it.
 type Service struct {
-	cfg   Config
-	nc    *nats.Conn
-	db    *sql.DB
-	log   *slog.Logger
-	svc   micro.Service
-	slots chan struct{}
+	cfg      Config
+	database string // the database's identity, in metadata and every answer
+	last     micro.RespondOpt
+	nc       *nats.Conn
+	db       *sql.DB
+	log      *slog.Logger
+	svc      micro.Service
+	slots    chan struct{}
 
 	base   context.Context // cancelled by Close
 	cancel context.CancelCauseFunc
@@ -148,7 +152,13 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 	if err := Lockdown(ctx, db); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, nc: nc, db: db, log: log, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	var database string
+	if err := db.QueryRowContext(ctx, queries.MustRead("ingest/load_identity.sql")).Scan(&database); err != nil {
+		return nil, fmt.Errorf("start query service: read the database identity: %w", err)
+	}
+	s := &Service{cfg: cfg, database: database, nc: nc, db: db, log: log, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	// An answer of one message (an error given at once).
+	s.last = micro.WithHeaders(micro.Headers{HeaderSeq: {"0"}, HeaderEOS: {"true"}, HeaderDatabase: {database}})
 	s.base, s.cancel = context.WithCancelCause(context.Background())
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        ServiceName,
@@ -156,6 +166,7 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 		Description: "read-only SQL over the evosignal DuckDB database (docs/query-service.md)",
 		Metadata: map[string]string{
 			"protocol": "1",
+			"database": database,
 			"max_rows": strconv.FormatInt(cfg.MaxRows, 10),
 			"timeout":  cfg.Timeout.String(),
 		},
@@ -180,6 +191,9 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 	}
 	return s, nil
 }
+
+// Database is the identity of the database the service answers from.
+func (s *Service) Database() string { return s.database }
 
 // Subject is the subject the service answers on.
 func (s *Service) Subject() string { return s.cfg.Subject }
@@ -228,7 +242,7 @@ func (s *Service) handle(req micro.Request) {
 	if err != nil {
 		e := asError(err)
 		s.stats.Failed.Add(1)
-		req.Error(strconv.Itoa(e.Code), e.Error(), nil, lastMessage)
+		req.Error(strconv.Itoa(e.Code), e.Error(), nil, s.last)
 		return
 	}
 	if req.Reply() == "" {
@@ -239,13 +253,13 @@ func (s *Service) handle(req micro.Request) {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		req.Error("503", "the query service is stopping", nil, lastMessage)
+		req.Error("503", "the query service is stopping", nil, s.last)
 		return
 	case s.inflight >= s.cfg.MaxConcurrent+s.cfg.MaxQueued:
 		n := s.inflight
 		s.mu.Unlock()
 		s.stats.Busy.Add(1)
-		req.Error("503", fmt.Sprintf("the query service is busy: %d queries running or waiting", n), nil, lastMessage)
+		req.Error("503", fmt.Sprintf("the query service is busy: %d queries running or waiting", n), nil, s.last)
 		return
 	}
 	s.inflight++
@@ -268,9 +282,6 @@ func (s *Service) handle(req micro.Request) {
 	}()
 }
 
-// lastMessage marks an answer of one message.
-var lastMessage = micro.WithHeaders(micro.Headers{HeaderSeq: {"0"}, HeaderEOS: {"true"}})
-
 // serve runs one query and sends its answer.
 func (s *Service) serve(ctx context.Context, reply string, q Query, format string, timeout time.Duration, start time.Time) {
 	select {
@@ -286,7 +297,7 @@ func (s *Service) serve(ctx context.Context, reply string, q Query, format strin
 		s.serveJSON(ctx, reply, q, timeout, start)
 		return
 	}
-	st, err := openStream(ctx, s.nc, reply, s.chunkBytes(), s.cfg.Window)
+	st, err := openStream(ctx, s.nc, reply, s.database, s.chunkBytes(), s.cfg.Window)
 	if err != nil {
 		s.answerError(reply, asError(err), q, start)
 		return
@@ -332,6 +343,7 @@ func (s *Service) serveJSON(ctx context.Context, reply string, q Query, timeout 
 	h := nats.Header{}
 	h.Set(HeaderSeq, "0")
 	h.Set(HeaderEOS, "true")
+	h.Set(HeaderDatabase, s.database)
 	h.Set(HeaderRows, strconv.FormatInt(out.rows, 10))
 	h.Set(HeaderTruncated, strconv.FormatBool(out.truncated))
 	h.Set("Content-Type", "application/json")
@@ -347,6 +359,7 @@ func (s *Service) answerError(reply string, e *Error, q Query, start time.Time) 
 	h := nats.Header{}
 	h.Set(HeaderSeq, "0")
 	h.Set(HeaderEOS, "true")
+	h.Set(HeaderDatabase, s.database)
 	h.Set(HeaderError, e.Error())
 	h.Set(HeaderErrorCode, strconv.Itoa(e.Code))
 	if err := s.nc.PublishMsg(&nats.Msg{Subject: reply, Header: h}); err != nil {
