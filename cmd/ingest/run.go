@@ -224,9 +224,13 @@ func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingest
 	if err != nil {
 		return err
 	}
-	if _, err := bus.EnsureStream(ctx, js, o.stream); err != nil {
+	if _, err := in.SetupRetry("create or update stream "+o.stream.Name).EnsureStream(ctx, js, o.stream); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting for the cluster
+		}
 		return err
 	}
+	in.Healthy()
 	if o.queryOn {
 		qs, err := query.Start(ctx, nc, st.DB(), o.query, log.With("component", "query"))
 		if err != nil {

@@ -76,9 +76,12 @@ func validPrefix(p string) error {
 func (c StreamConfig) Filter() string { return c.Prefix + ".>" }
 
 // EnsureStream creates the stream or updates it to the configuration.
+//
+// It tries once; Retry.EnsureStream waits out a cluster that is electing a
+// leader or missing a node.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, c StreamConfig) (jetstream.Stream, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	maxBytes := c.MaxBytes
 	if maxBytes == 0 {
