@@ -19,7 +19,6 @@ import (
 // a child process) is SIGKILLed while the query runs or mid-answer — it
 // never waits for the per-message Wait (10 minutes).
 func TestClientDeadlineServiceKilled(t *testing.T) {
-	srv := testutil.StartNATSProcess(t)
 	bin := testutil.BuildCmd(t, "./cmd/ingest")
 	tests := []struct {
 		name string
@@ -36,6 +35,7 @@ func TestClientDeadlineServiceKilled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			srv := testutil.StartNATSProcess(t) // each ingester its own: one database, one consumer
 			cmd := exec.Command(bin, "-nats", srv.URL(), "-db", filepath.Join(t.TempDir(), "evo.duckdb"), "-http", "", "-log-level", "warn")
 			cmd.Stderr = os.Stderr
 			if err := cmd.Start(); err != nil {
