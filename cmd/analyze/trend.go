@@ -36,16 +36,21 @@ shown empty.`, stderr)
 		return err
 	}
 	defer closeDB()
-	rows, err := metrics.Trend(ctx, src, c.filter, *every)
+	rows, outOfRange, err := metrics.TrendChecked(ctx, src, c.filter, *every)
 	if err != nil {
 		return fmt.Errorf("trend: %w", err)
 	}
 	filter := c.filterJSON()
 	filter["every"] = *every
+	var notes []string
+	if outOfRange > 0 {
+		notes = append(notes, fmt.Sprintf("%d sessions left out: their start is outside years 0001-9999 UTC", outOfRange))
+	}
 	return render.Write(stdout, c.format, &render.Envelope{
 		Analysis:    "trend",
 		GeneratedAt: c.now().UTC(),
 		Filter:      filter,
 		Rows:        rows,
+		Notes:       notes,
 	})
 }

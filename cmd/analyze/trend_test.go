@@ -1,9 +1,12 @@
 package main
 
 import (
+	"database/sql"
 	"flag"
 	"io"
+	"strings"
 	"testing"
+	"time"
 )
 
 // -update rewrites the golden files of testdata/analyze. Other test files
@@ -108,5 +111,45 @@ func TestTrendShape(t *testing.T) {
 func TestTrendUsage(t *testing.T) {
 	if err := run(t.Context(), []string{"trend", "-every", "month"}, io.Discard, io.Discard); err != errUsage {
 		t.Fatalf("trend -every month = %v, want errUsage", err)
+	}
+}
+
+// TestTrendImpossibleTimes: a database may hold session starts outside years
+// 0001-9999 UTC (stored before the decoder refused them). Trend leaves those
+// sessions out with a data-quality note, per day and per week, instead of
+// failing on a period like "0002-12-31 (BC)".
+func TestTrendImpossibleTimes(t *testing.T) {
+	days := buildEventsDB(t, nil, fixture("trend_days.jsonl"))
+	db, err := sql.Open("duckdb", days)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE session_facts_stored SET started_at = started_at - INTERVAL '2026 years' WHERE session = 't-0602-a'`,
+		`UPDATE session_facts_stored SET started_at = started_at + INTERVAL '7975 years' WHERE session = 't-0603-a'`,
+	} {
+		if res, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		} else if n, _ := res.RowsAffected(); n != 1 {
+			t.Fatalf("%s: %d rows, want 1", q, n)
+		}
+	}
+	db.Close()
+	for _, every := range []string{"day", "week"} {
+		t.Run(every, func(t *testing.T) {
+			out := decodeJSON(t, runForJSON(t, "trend", "-db", days, "-every", every, "-by", every))
+			for _, r := range rowsOf(t, out) {
+				if _, err := time.Parse(time.DateOnly, r["period"].(string)); err != nil {
+					t.Errorf("period %q: %v", r["period"], err)
+				}
+				if g, _ := r[every].(string); g != r["period"] {
+					t.Errorf("%s = %q, want the period %q", every, g, r["period"])
+				}
+			}
+			notes, _ := out["notes"].([]any)
+			if len(notes) != 1 || !strings.Contains(notes[0].(string), "2 sessions left out") {
+				t.Errorf("notes = %v, want one saying 2 sessions were left out", notes)
+			}
+		})
 	}
 }

@@ -58,6 +58,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	cli.ConnFlags(fs, &c.NATS)
 	fs.StringVar(&c.Server.Listen, "listen", c.Server.Listen, "embedded server: client `address` (host:port; port 0 picks one)")
 	fs.StringVar(&c.Server.StoreDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
+	fs.StringVar(&c.Server.ConfigFile, "server-config", "", "embedded server: nats-server configuration `file` (users and subject permissions, TLS; docs/operations.md, \"Permissions\"); connect with -user/-password or -creds")
 	fs.StringVar(&c.Stream.Name, "stream", c.Stream.Name, "JetStream stream `name`")
 	fs.StringVar(&c.Stream.Prefix, "prefix", c.Stream.Prefix, "subject `prefix`: agents publish on <prefix>.<agent>[.…]")
 	fs.DurationVar(&c.Stream.MaxAge, "max-age", c.Stream.MaxAge, "stream retention: drop messages older than this (0 = no limit)")
@@ -79,6 +80,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
 	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
+	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	if err := fs.Parse(args); err != nil {
@@ -154,6 +156,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	p, err := pipeline.Start(ctx, o.cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting for the cluster
+		}
 		return lockHint(err, o.cfg.DB)
 	}
 	select {

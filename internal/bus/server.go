@@ -23,8 +23,14 @@ type ServerConfig struct {
 	// StoreDir is where JetStream keeps its file store.
 	StoreDir string
 	// MaxPayload is the largest message the server accepts (bytes); 0 keeps
-	// the server's default (1 MiB).
+	// the server's default (1 MiB), or the config file's.
 	MaxPayload int32
+	// ConfigFile, when set, is a nats-server configuration file read first:
+	// users and their subject permissions (authorization, accounts), TLS,
+	// limits. Listen and StoreDir replace the file's listen address and
+	// JetStream store; JetStream is always on. docs/operations.md,
+	// "Permissions", has a per-agent setup.
+	ConfigFile string
 }
 
 // DefaultListen is the embedded server's default client address: loopback,
@@ -71,16 +77,25 @@ func StartServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	host, port, _ := splitListen(cfg.Listen)
-	opts := &server.Options{
-		ServerName: "evosignal-embedded",
-		Host:       host,
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   cfg.StoreDir,
-		MaxPayload: cfg.MaxPayload,
-		NoSigs:     true,
-		DontListen: port == -1,
+	opts := &server.Options{}
+	if cfg.ConfigFile != "" {
+		o, err := server.ProcessConfigFile(cfg.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("embedded nats-server: config file: %w", err)
+		}
+		opts = o
 	}
+	if opts.ServerName == "" {
+		opts.ServerName = "evosignal-embedded"
+	}
+	opts.Host, opts.Port = host, port
+	opts.JetStream = true
+	opts.StoreDir = cfg.StoreDir
+	if cfg.MaxPayload > 0 {
+		opts.MaxPayload = cfg.MaxPayload
+	}
+	opts.NoSigs = true
+	opts.DontListen = port == -1
 	if port == 0 {
 		opts.Port = server.RANDOM_PORT
 	}

@@ -76,9 +76,12 @@ func validPrefix(p string) error {
 func (c StreamConfig) Filter() string { return c.Prefix + ".>" }
 
 // EnsureStream creates the stream or updates it to the configuration.
+//
+// It tries once; Retry.EnsureStream waits out a cluster that is electing a
+// leader or missing a node.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, c StreamConfig) (jetstream.Stream, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	maxBytes := c.MaxBytes
 	if maxBytes == 0 {
@@ -110,7 +113,36 @@ type ConsumerConfig struct {
 	Filter        string
 	AckWait       time.Duration
 	MaxAckPending int
+	// Database is the id of the database the consumer feeds (its
+	// identity), recorded in the consumer's metadata under MetaDatabase.
+	// Empty records nothing and checks nothing.
+	Database string
 }
+
+// MetaDatabase is the consumer metadata key holding the id of the database
+// the consumer feeds.
+const MetaDatabase = "evosignal_database"
+
+// ErrConsumerTaken is matched (errors.Is) by the *ConsumerTakenError
+// AnchorConsumer returns when the durable consumer records another
+// database: two ingesters with different databases share a consumer name.
+var ErrConsumerTaken = errors.New("durable consumer belongs to another database")
+
+// ConsumerTakenError names the consumer and both databases.
+type ConsumerTakenError struct {
+	Durable, Stream string
+	Owner           string // the database the consumer records
+	Database        string // the database asking for it
+}
+
+func (e *ConsumerTakenError) Error() string {
+	return fmt.Sprintf("durable consumer %q on stream %s belongs to database %s, and this database is %s: "+
+		"another ingester with another database uses this consumer name; give this one its own with -consumer NAME "+
+		"(and its own -query-subject)", e.Durable, e.Stream, e.Owner, e.Database)
+}
+
+// Is matches ErrConsumerTaken.
+func (e *ConsumerTakenError) Is(target error) bool { return target == ErrConsumerTaken }
 
 // AnchorConsumer returns the durable consumer positioned right after
 // committed, the stream sequence the database says it has committed. The
@@ -119,6 +151,10 @@ type ConsumerConfig struct {
 // restored from a copy, a new database), the consumer is deleted and created
 // again at committed+1, which loses nothing because the stream keeps the
 // messages.
+//
+// A consumer that records another database (c.Database) is never touched:
+// AnchorConsumer returns a *ConsumerTakenError. One without a record (made
+// before databases had ids) is taken over.
 func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, committed uint64) (jetstream.Consumer, error) {
 	want := jetstream.ConsumerConfig{
 		Durable:       c.Durable,
@@ -134,6 +170,9 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 		want.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		want.OptStartSeq = committed + 1
 	}
+	if c.Database != "" {
+		want.Metadata = map[string]string{MetaDatabase: c.Database}
+	}
 	cons, err := st.Consumer(ctx, c.Durable)
 	switch {
 	case err == nil:
@@ -141,9 +180,13 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 		if err != nil {
 			return nil, fmt.Errorf("consumer %s info: %w", c.Durable, err)
 		}
+		owner := info.Config.Metadata[MetaDatabase]
+		if c.Database != "" && owner != "" && owner != c.Database {
+			return nil, &ConsumerTakenError{Durable: c.Durable, Stream: info.Stream, Owner: owner, Database: c.Database}
+		}
 		if info.Delivered.Stream == committed && info.AckFloor.Stream == committed &&
 			info.Config.FilterSubject == c.Filter && info.Config.AckWait == c.AckWait &&
-			info.Config.MaxAckPending == c.MaxAckPending {
+			info.Config.MaxAckPending == c.MaxAckPending && owner == c.Database {
 			return cons, nil
 		}
 		if err := st.DeleteConsumer(ctx, c.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -154,6 +197,16 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 		return nil, fmt.Errorf("look up consumer %s: %w", c.Durable, err)
 	}
 	cons, err = st.CreateConsumer(ctx, want)
+	if errors.Is(err, jetstream.ErrConsumerExists) && c.Database != "" {
+		// Another ingester created it in between: say whose it is.
+		if other, ierr := st.Consumer(ctx, c.Durable); ierr == nil {
+			if info, ierr := other.Info(ctx); ierr == nil {
+				if owner := info.Config.Metadata[MetaDatabase]; owner != "" && owner != c.Database {
+					return nil, &ConsumerTakenError{Durable: c.Durable, Stream: info.Stream, Owner: owner, Database: c.Database}
+				}
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create consumer %s at %d: %w", c.Durable, committed+1, err)
 	}

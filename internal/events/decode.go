@@ -117,6 +117,8 @@ func (d *decoder) decode(raw []byte) (*Event, *Error) {
 				var ok bool
 				if at, ok = parseDateTime(t.text(val)); !ok {
 					err = attrErr(attrTime, quote(t.text(val))+" is not an RFC 3339 date-time")
+				} else if !InYearRange(at) {
+					err = attrErr(attrTime, quote(t.text(val))+" falls in year "+strconv.Itoa(at.Year())+" UTC; times must be in years 0001-9999 UTC")
 				}
 			}
 		case attrSubject:

@@ -95,7 +95,7 @@ func TestDecodeEdgeCases(t *testing.T) {
 		{"time empty fraction", edit(t, `2025-06-12T10:03:08.070Z`, `2025-06-12T10:03:08.Z`), ReasonSchema},
 		{"time Feb 29 leap year", edit(t, `2025-06-12T10:03:08.070Z`, `2024-02-29T00:00:00Z`), ""},
 		{"time Feb 29 common year", edit(t, `2025-06-12T10:03:08.070Z`, `2025-02-29T00:00:00Z`), ReasonSchema},
-		{"time year 0000", edit(t, `2025-06-12T10:03:08.070Z`, `0000-01-01T00:00:00Z`), ""},
+		{"time year 0001", edit(t, `2025-06-12T10:03:08.070Z`, `0001-01-01T00:00:00Z`), ""}, // year 0000: TestDecodeYearRange
 		{"time hour 24", edit(t, `2025-06-12T10:03:08.070Z`, `2025-06-12T24:00:00Z`), ReasonSchema},
 		{"time offset +24:00", edit(t, `2025-06-12T10:03:08.070Z`, `2025-06-12T10:03:08+24:00`), ReasonSchema},
 		{"time offset without colon", edit(t, `2025-06-12T10:03:08.070Z`, `2025-06-12T10:03:08+0200`), ReasonSchema},
@@ -271,4 +271,45 @@ func eventsEqual(a, b Event) bool {
 	bb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && string(ab) == string(bb) &&
 		a.SpecVersion == b.SpecVersion && a.DataContentType == b.DataContentType
+}
+
+// TestDecodeYearRange: a date-time the schema accepts whose UTC instant is
+// outside years 0001-9999 is a schema violation at /time (the one place
+// Decode is stricter than the schema; see schema/README.md), and the
+// instants at the edges of the range are accepted.
+func TestDecodeYearRange(t *testing.T) {
+	tests := []struct {
+		name string
+		time string
+		ok   bool
+	}{
+		{"year 0 east offset", "0000-01-01T00:00:00+23:59", false},
+		{"year 0 UTC", "0000-06-01T00:00:00Z", false},
+		{"year 9999 west offset", "9999-12-31T23:59:59-23:59", false},
+		{"year 9999 leap second west", "9999-12-31T15:59:60-08:00", false},
+		{"first instant", "0001-01-01T00:00:00Z", true},
+		{"first instant with offset", "0001-01-01T01:00:00+01:00", true},
+		{"last instant", "9999-12-31T23:59:59.999999999Z", true},
+		{"last instant with offset", "9999-12-31T22:59:59-01:00", true},
+		{"year 1 local, year 0 UTC", "0001-01-01T00:00:00+00:01", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := edit(t, `"2025-06-12T10:03:08.070Z"`, `"`+tt.time+`"`)
+			if err := schemaCheck(t, raw); err != nil {
+				t.Fatalf("schema rejects %s: %v (the case must be schema-valid)", tt.time, err)
+			}
+			ev, err := Decode(raw)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("Decode(time %s) error = %v, want none", tt.time, err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Reason != ReasonSchema || e.Path != "/time" || !strings.Contains(e.Msg, "years 0001-9999") {
+				t.Fatalf("Decode(time %s) = %+v, %v; want a schema_violation at /time naming years 0001-9999", tt.time, ev, err)
+			}
+		})
+	}
 }

@@ -95,6 +95,16 @@ func parseDateTime(s []byte) (time.Time, bool) {
 	return at, true
 }
 
+// InYearRange says whether t, in UTC, falls in years 0001 to 9999: the
+// instants every consumer of an event can write as RFC 3339 and as a SQL
+// date. The schema's date-time format accepts local times whose UTC instant
+// is outside (0000-01-01T00:00:00+23:59 is in year 0 UTC, BC in SQL;
+// 9999-12-31T23:59:59-23:59 is in year 10000); Decode rejects them.
+func InYearRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
+}
+
 // atoi2 reads two decimal digits.
 func atoi2(a, b byte) (int, bool) {
 	if a < '0' || a > '9' || b < '0' || b > '9' {

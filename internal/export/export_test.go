@@ -490,3 +490,41 @@ func must(tb testing.TB, err error) {
 		tb.Fatal(err)
 	}
 }
+
+// TestExportImpossibleTimes: a database may hold event times outside years
+// 0001-9999 UTC (stored before the decoder refused them). Their rows are
+// exported, with their own times, under the first or last day folder, never
+// one named like "day=0002-12-31%20%28BC%29".
+func TestExportImpossibleTimes(t *testing.T) {
+	d := newTestDB(t)
+	d.loadFiles(t, validFiles(t)...)
+	d.exec(t,
+		`UPDATE events SET time = time - INTERVAL '2026 years' WHERE id = (SELECT min(id) FROM events)`,
+		`UPDATE events SET time = time + INTERVAL '7975 years' WHERE id = (SELECT max(id) FROM events)`,
+	)
+	dir := filepath.Join(t.TempDir(), "out")
+	res := d.mustExport(t, Config{Dir: dir})
+	days := map[string]bool{}
+	for _, p := range parquetFiles(t, dir) {
+		rel, _ := filepath.Rel(dir, p)
+		parts := strings.Split(rel, string(filepath.Separator))
+		if len(parts) != 3 || !partition.MatchString(parts[1]) {
+			t.Errorf("file %s: not DIR/<table>/day=YYYY-MM-DD/<file>", rel)
+		}
+		if parts[0] == "events" {
+			days[parts[1]] = true
+		}
+	}
+	if !days["day=0001-01-01"] || !days["day=9999-12-31"] {
+		t.Errorf("event day folders %v, want day=0001-01-01 and day=9999-12-31 among them", days)
+	}
+	for _, tr := range res.Tables {
+		if want := d.sourceRows(t, tr.Table); tr.Rows != want {
+			t.Errorf("%s: Rows = %d, want %d", tr.Table, tr.Rows, want)
+		}
+	}
+	got := readParquet(t, filepath.Join(dir, "events"))
+	if n := d.counts(t, `SELECT count(*) FROM (SELECT * FROM src.main.events EXCEPT ALL SELECT * EXCLUDE (day) FROM `+got+`)`)[0]; n != 0 {
+		t.Errorf("%d event rows missing from the export or changed", n)
+	}
+}

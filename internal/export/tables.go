@@ -96,9 +96,14 @@ func exportTable(ctx context.Context, tx *sql.Tx, dir string, t Table, run int64
 // rejects NUL). The file pattern holds only the run number, which the export
 // makes itself. APPEND (which requires {uuid} in the pattern) never
 // overwrites a file already there.
+//
+// The day is clamped to 0001-01-01 … 9999-12-31, so a time outside years
+// 0001-9999 UTC (stored before the decoder refused such times) lands in the
+// first or last day folder rather than one named like "0002-12-31 (BC)";
+// the rows keep their own times.
 func copyStatement(query, target string, run int64) string {
 	q := strings.TrimRight(strings.TrimSpace(query), ";")
-	return fmt.Sprintf("COPY (\n%s\n) TO %s (FORMAT parquet, PARTITION_BY (day), FILENAME_PATTERN '%s{uuid}', APPEND)",
+	return fmt.Sprintf("COPY (\nSELECT * REPLACE (least(greatest(day, DATE '0001-01-01'), DATE '9999-12-31') AS day) FROM (\n%s\n)\n) TO %s (FORMAT parquet, PARTITION_BY (day), FILENAME_PATTERN '%s{uuid}', APPEND)",
 		q, sqlString(target), filePrefix(run))
 }
 

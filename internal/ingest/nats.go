@@ -29,18 +29,39 @@ var errReanchor = errors.New("re-anchor consumer")
 // (after a server restart, pending messages come back only after the ack
 // wait, behind newer ones), and messages at or below what this run has
 // already taken are never written again.
+//
+// Opening the stream and anchoring the consumer wait out a JetStream
+// cluster that is electing a leader or missing a node (retried with
+// backoff, /healthz failing meanwhile); Run then ends only when ctx does or
+// on a permanent error (bus.Permanent): a missing stream, a consumer of
+// another database.
 func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
-	st, err := js.Stream(ctx, in.cfg.Stream)
+	var st jetstream.Stream
+	var info *jetstream.StreamInfo
+	retry := in.SetupRetry("open stream " + in.cfg.Stream)
+	err := retry.Do(ctx, func(ctx context.Context) (err error) {
+		if st, err = js.Stream(ctx, in.cfg.Stream); err != nil {
+			return fmt.Errorf("open stream %s: %w", in.cfg.Stream, err)
+		}
+		if info, err = st.Info(ctx); err != nil {
+			return fmt.Errorf("stream %s info: %w", in.cfg.Stream, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("open stream %s: %w", in.cfg.Stream, err)
+		if ctx.Err() != nil {
+			return nil // stopped before anything was taken
+		}
+		return err
 	}
+	in.Healthy()
 	committed, created, err := in.store.PositionOf(ctx, in.cfg.Stream)
 	if err != nil {
 		return err
 	}
-	info, err := st.Info(ctx)
+	database, err := in.store.Identity(ctx)
 	if err != nil {
-		return fmt.Errorf("stream %s info: %w", in.cfg.Stream, err)
+		return err
 	}
 	if committed > 0 && !created.IsZero() && !created.Equal(info.Created.UTC().Truncate(time.Microsecond)) {
 		in.log.Warn("the stream was recreated since the last commit; reading it from its start, duplicates are skipped by (source, id)",
@@ -53,7 +74,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	}
 	in.log.Info("ingesting", "stream", in.cfg.Stream, "from_seq", committed+1,
 		"stream_last_seq", info.State.LastSeq, "db", in.store.Path())
-	r := &natsRun{in: in, st: st, created: info.Created.UTC().Truncate(time.Microsecond), lastLog: time.Now()}
+	r := &natsRun{in: in, st: st, database: database, created: info.Created.UTC().Truncate(time.Microsecond), lastLog: time.Now()}
 	r.committed.Store(committed)
 	backoff := 100 * time.Millisecond
 	for {
@@ -61,6 +82,8 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 		switch {
 		case err != nil && r.fatal.Load():
 			return err
+		case errors.Is(err, bus.ErrConsumerTaken):
+			return err // another database's ingester: never take its consumer
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, errReanchor):
@@ -68,6 +91,7 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 			backoff = 100 * time.Millisecond
 		case err != nil:
 			in.stats.failed(err)
+			r.setupFailed.Store(true)
 			in.log.Warn("stream interrupted; re-anchoring", "err", err, "retry_in", backoff)
 			select {
 			case <-ctx.Done():
@@ -79,13 +103,34 @@ func (in *Ingester) Run(ctx context.Context, js jetstream.JetStream) error {
 	}
 }
 
+// Unhealthy makes /healthz report err (503) until Healthy or the next
+// commit: the hook for set-up done outside Run, such as creating the stream
+// (see SetupRetry).
+func (in *Ingester) Unhealthy(err error) { in.stats.failed(err) }
+
+// Healthy clears what Unhealthy reported.
+func (in *Ingester) Healthy() { in.stats.failed(nil) }
+
+// SetupRetry is the bus.Retry for JetStream set-up (what names it): it
+// logs each failed attempt and reports the ingester unhealthy meanwhile.
+func (in *Ingester) SetupRetry(what string) bus.Retry {
+	return bus.Retry{OnRetry: func(err error, wait time.Duration) {
+		in.Unhealthy(err)
+		in.log.Warn(what+" failed; retrying (is the NATS cluster electing a leader or missing a node?)", "err", err, "retry_in", wait)
+	}}
+}
+
 // natsRun is the state of one Run.
 type natsRun struct {
 	in        *Ingester
 	st        jetstream.Stream
+	database  string        // the store's identity, recorded on the consumer
 	created   time.Time     // the stream's creation time, stored with the position
 	committed atomic.Uint64 // last stream sequence committed to the store
 	fatal     atomic.Bool   // the last error must end Run
+	// setupFailed: /healthz reports a failed consumer set-up (or stream
+	// interruption) until the consumer is anchored again.
+	setupFailed atomic.Bool
 
 	// The batch being built.
 	msgs    []jetstream.Msg
@@ -119,9 +164,13 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		Filter:        cfg.Prefix + ".>",
 		AckWait:       cfg.AckWait,
 		MaxAckPending: 4 * cfg.BatchSize,
+		Database:      r.database,
 	}, r.committed.Load())
 	if err != nil {
 		return err
+	}
+	if r.setupFailed.Swap(false) {
+		r.in.Healthy()
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(2*cfg.BatchSize), jetstream.PullExpiry(5*time.Second))
 	if err != nil {

@@ -63,18 +63,30 @@ type TrendRow struct {
 // sessions between a group's first and last are filled with empty rows
 // (counts 0, rates nil), so a curve shows its gaps.
 func Trend(ctx context.Context, src Source, f Filter, every string) ([]TrendRow, error) {
+	rows, _, err := TrendChecked(ctx, src, f, every)
+	return rows, err
+}
+
+// TrendChecked is Trend that also returns how many sessions it left out
+// because their start is outside years 0001-9999 UTC (a database may hold
+// such times from before the decoder refused them): they have no period.
+func TrendChecked(ctx context.Context, src Source, f Filter, every string) (rows []TrendRow, outOfRange int64, err error) {
 	if err := f.Validate(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if every != EveryDay && every != EveryWeek {
-		return nil, fmt.Errorf("trend period %q: want %s or %s", every, EveryDay, EveryWeek)
+		return nil, 0, fmt.Errorf("trend period %q: want %s or %s", every, EveryDay, EveryWeek)
 	}
 	t, err := src.Query(ctx, queries.MustRead("analyze/trend.sql"), append(f.Args(), sql.Named("every", every))...)
 	if err != nil {
-		return nil, fmt.Errorf("query trend: %w", err)
+		return nil, 0, fmt.Errorf("query trend: %w", err)
 	}
-	rows := []TrendRow{}
+	rows = []TrendRow{}
 	err = eachRow(t, func(r *row) error {
+		if r.str("period") == nil {
+			outOfRange += r.int("sessions") + r.int("open_sessions")
+			return nil
+		}
 		row := TrendRow{
 			Period:              r.text("period"),
 			Group:               r.group(false),
@@ -98,9 +110,9 @@ func Trend(ctx context.Context, src Source, f Filter, every string) ([]TrendRow,
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read trend: %w", err)
+		return nil, 0, fmt.Errorf("read trend: %w", err)
 	}
-	return fillTrendGaps(rows, every), nil
+	return fillTrendGaps(rows, every), outOfRange, nil
 }
 
 func (row TrendRow) withRates() TrendRow {

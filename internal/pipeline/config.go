@@ -84,8 +84,18 @@ func (c Config) Validate() error {
 	}
 	if c.Embedded() {
 		errs = append(errs, c.Server.Validate())
+		if c.Server.ConfigFile != "" {
+			// The embedded server then has users: check the credentials
+			// the pipeline connects with.
+			nc := c.NATS
+			nc.URL = "in-process"
+			errs = append(errs, nc.Validate())
+		}
 	} else {
 		errs = append(errs, c.NATS.Validate())
+		if c.Server.ConfigFile != "" {
+			errs = append(errs, errors.New("pipeline: a server configuration file configures the embedded server; with a NATS URL, configure that server instead"))
+		}
 	}
 	errs = append(errs, c.Stream.Validate(), c.ingestConfig().Validate())
 	if c.Rules != nil {

@@ -99,27 +99,31 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	if p.js, err = jetstream.New(p.nc); err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	if p.stream, err = bus.EnsureStream(ctx, p.js, cfg.Stream); err != nil {
+	// The ingester and HTTP before the stream: /healthz reports unhealthy
+	// while the stream's set-up waits out a cluster electing a leader or
+	// missing a node (retried with backoff until ctx ends).
+	if p.in, err = ingest.New(cfg.ingestConfig(), p.st, cfg.Log); err != nil {
 		return nil, err
 	}
+	if cfg.HTTP != "" {
+		if p.http, err = serveHTTP(cfg.HTTP, p.in.Handler(), p.log); err != nil {
+			return nil, err
+		}
+	}
+	if p.stream, err = p.in.SetupRetry("create or update stream "+cfg.Stream.Name).EnsureStream(ctx, p.js, cfg.Stream); err != nil {
+		return nil, err
+	}
+	p.in.Healthy()
 	if cfg.Rules != nil {
 		if p.kv, err = bus.EnsureRulesBucket(ctx, p.js, *cfg.Rules); err != nil {
 			return nil, err
 		}
-	}
-	if p.in, err = ingest.New(cfg.ingestConfig(), p.st, cfg.Log); err != nil {
-		return nil, err
 	}
 	if cfg.Query != nil {
 		if p.qs, err = query.Start(ctx, p.nc, p.st.DB(), *cfg.Query, p.log.With("component", "query")); err != nil {
 			return nil, err
 		}
 		p.log.Info("answering read-only SQL", "subject", p.qs.Subject(), "timeout", cfg.Query.Timeout, "max_rows", cfg.Query.MaxRows)
-	}
-	if cfg.HTTP != "" {
-		if p.http, err = serveHTTP(cfg.HTTP, p.in.Handler(), p.log); err != nil {
-			return nil, err
-		}
 	}
 	return p, nil
 }

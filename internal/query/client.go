@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -21,6 +22,42 @@ type Client struct {
 	// Wait is the longest the client waits for any one message of an
 	// answer (the first one comes when the query has run). Default 10 min.
 	Wait time.Duration
+	// Grace is how long past a request's own time limit (TimeoutMS) the
+	// client waits for the whole answer: the service reports a query that
+	// ran out of time itself, and Grace leaves room for that report. Past
+	// it, the client gives up with ErrTimeout, also when the service died
+	// mid-answer. Default 5 s.
+	Grace time.Duration
+
+	mu       sync.Mutex
+	database string // the identity of the database the first answer came from
+}
+
+// Database is the identity of the database the client's answers come from
+// (the Evo-Database header), empty before the first answer.
+func (c *Client) Database() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.database
+}
+
+// heard notes the database an answer came from, and says so when it is not
+// the one the earlier answers came from.
+func (c *Client) heard(db string) error {
+	if db == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.database {
+	case "":
+		c.database = db
+	case db:
+	default:
+		return newError(409, fmt.Sprintf("answers on %s come from two databases, %s and then %s: two ingesters with different databases "+
+			"answer on one subject; give each its own -query-subject (and -consumer)", c.subject, c.database, db))
+	}
+	return nil
 }
 
 // NewClient returns a client of the service answering on subject
@@ -29,7 +66,7 @@ func NewClient(nc *nats.Conn, subject string) *Client {
 	if subject == "" {
 		subject = DefaultSubject
 	}
-	return &Client{nc: nc, subject: subject, Wait: 10 * time.Minute}
+	return &Client{nc: nc, subject: subject, Wait: 10 * time.Minute, Grace: 5 * time.Second}
 }
 
 // Stats describes how an answer travelled.
@@ -78,22 +115,34 @@ func (c *Client) open(ctx context.Context, req Request) (*answerReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode query request: %w", err)
 	}
+	// The request's time limit bounds the whole answer, not each message:
+	// a service that dies mid-answer sends neither the rest nor an error.
+	cancel := context.CancelFunc(func() {})
+	if req.TimeoutMS > 0 {
+		limit := time.Duration(req.TimeoutMS) * time.Millisecond
+		ctx, cancel = context.WithTimeoutCause(ctx, limit+c.Grace, newError(408, fmt.Sprintf(
+			"no complete answer from the query service on %s within the time limit of %s and %s grace (did the service stop mid-answer?)",
+			c.subject, limit, c.Grace)))
+	}
 	inbox := c.nc.NewInbox()
 	sub, err := c.nc.SubscribeSync(inbox)
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("subscribe for the answer: %w", err)
 	}
 	if err := c.nc.PublishRequest(c.subject, inbox, body); err != nil {
 		sub.Unsubscribe()
+		cancel()
 		return nil, fmt.Errorf("send query request to %s: %w", c.subject, err)
 	}
-	return &answerReader{ctx: ctx, c: c, sub: sub}, nil
+	return &answerReader{ctx: ctx, cancel: cancel, c: c, sub: sub}, nil
 }
 
 // answerReader reads the messages of one answer as one byte stream,
 // checking their order and acking them.
 type answerReader struct {
 	ctx       context.Context
+	cancel    context.CancelFunc // releases ctx's deadline, if any
 	c         *Client
 	sub       *nats.Subscription
 	cur       []byte
@@ -106,7 +155,10 @@ type answerReader struct {
 	err       error // the first error, sticky
 }
 
-func (r *answerReader) close() { r.sub.Unsubscribe() }
+func (r *answerReader) close() {
+	r.sub.Unsubscribe()
+	r.cancel()
+}
 
 func (r *answerReader) Read(p []byte) (int, error) {
 	for len(r.cur) == 0 {
@@ -131,7 +183,7 @@ func (r *answerReader) receive() error {
 	switch {
 	case err == nil:
 	case r.ctx.Err() != nil:
-		return r.ctx.Err()
+		return context.Cause(r.ctx)
 	case errors.Is(err, nats.ErrNoResponders):
 		return newError(503, fmt.Sprintf("no query service answers on %s (is the ingester running with -query?)", r.c.subject))
 	case errors.Is(err, context.DeadlineExceeded):
@@ -141,6 +193,9 @@ func (r *answerReader) receive() error {
 	}
 	if m.Header.Get("Status") == "503" && len(m.Data) == 0 {
 		return newError(503, fmt.Sprintf("no query service answers on %s (is the ingester running with -query?)", r.c.subject))
+	}
+	if err := r.c.heard(m.Header.Get(HeaderDatabase)); err != nil {
+		return err
 	}
 	if code := m.Header.Get(HeaderErrorCode); code != "" {
 		return errorFromHeader(code, m.Header.Get(HeaderError))

@@ -41,6 +41,10 @@ var (
 	ErrTooLarge = &Error{Code: 413}
 	// ErrSQL: DuckDB could not parse, bind or run the query.
 	ErrSQL = &Error{Code: 422}
+	// ErrTwoDatabases: answers on one subject came from two databases (two
+	// ingesters with different databases share a query subject); the
+	// Client returns it for the first answer from the second database.
+	ErrTwoDatabases = &Error{Code: 409}
 	// ErrInternal: the service failed (a bug or a broken connection).
 	ErrInternal = &Error{Code: 500}
 	// ErrUnavailable: no service answers on the subject, or it is busy or
@@ -52,6 +56,7 @@ var codeText = map[int]string{
 	400: "bad request",
 	403: "refused: the query service only reads",
 	408: "query timed out",
+	409: "answers from two databases",
 	413: "result too large",
 	422: "SQL error",
 	500: "internal error",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+
+	"github.com/evosignal/evosignal/queries"
 )
 
 // Service identity in NATS service discovery ($SRV.PING, $SRV.INFO,
@@ -53,6 +56,11 @@ type Config struct {
 	// BatchRows and BatchBytes bound an Arrow record batch.
 	BatchRows  int
 	BatchBytes int
+	// InboxPrefix is the subject prefix of the reply subjects the service
+	// answers on (the clients' inboxes, nats.go's default "_INBOX"). A
+	// request whose reply subject is not below it is dropped unanswered, so
+	// an answer never lands on another subject such as the event stream's.
+	InboxPrefix string
 }
 
 // HeaderRoom is what the service leaves for headers in a message of the
@@ -70,8 +78,12 @@ func DefaultConfig() Config {
 		Window:        16,
 		BatchRows:     16 * 1024,
 		BatchBytes:    4 << 20,
+		InboxPrefix:   DefaultInboxPrefix,
 	}
 }
+
+// DefaultInboxPrefix is nats.go's inbox prefix.
+const DefaultInboxPrefix = "_INBOX"
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -88,6 +100,9 @@ func (c Config) Validate() error {
 	if c.MaxConcurrent <= 0 || c.MaxQueued < 0 {
 		errs = append(errs, fmt.Errorf("query service: concurrency %d (queue %d): want at least one slot and no negative queue", c.MaxConcurrent, c.MaxQueued))
 	}
+	if c.InboxPrefix == "" || strings.ContainsAny(c.InboxPrefix, "*> \t\r\n") || strings.HasPrefix(c.InboxPrefix, ".") || strings.HasSuffix(c.InboxPrefix, ".") || strings.Contains(c.InboxPrefix, "..") {
+		errs = append(errs, fmt.Errorf("query service: inbox prefix %q is not a literal subject", c.InboxPrefix))
+	}
 	if c.ChunkBytes < 0 || c.Window <= 0 || c.BatchRows <= 0 || c.BatchBytes <= 0 {
 		errs = append(errs, errors.New("query service: chunk bytes must not be negative; window, batch rows and batch bytes must be positive"))
 	}
@@ -97,12 +112,14 @@ func (c Config) Validate() error {
 // Service answers read-only SQL over NATS from one database. Start it with
 // Start; Close stops it.
 type Service struct {
-	cfg   Config
-	nc    *nats.Conn
-	db    *sql.DB
-	log   *slog.Logger
-	svc   micro.Service
-	slots chan struct{}
+	cfg      Config
+	database string // the database's identity, in metadata and every answer
+	last     micro.RespondOpt
+	nc       *nats.Conn
+	db       *sql.DB
+	log      *slog.Logger
+	svc      micro.Service
+	slots    chan struct{}
 
 	base   context.Context // cancelled by Close
 	cancel context.CancelCauseFunc
@@ -135,7 +152,13 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 	if err := Lockdown(ctx, db); err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, nc: nc, db: db, log: log, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	var database string
+	if err := db.QueryRowContext(ctx, queries.MustRead("ingest/load_identity.sql")).Scan(&database); err != nil {
+		return nil, fmt.Errorf("start query service: read the database identity: %w", err)
+	}
+	s := &Service{cfg: cfg, database: database, nc: nc, db: db, log: log, slots: make(chan struct{}, cfg.MaxConcurrent)}
+	// An answer of one message (an error given at once).
+	s.last = micro.WithHeaders(micro.Headers{HeaderSeq: {"0"}, HeaderEOS: {"true"}, HeaderDatabase: {database}})
 	s.base, s.cancel = context.WithCancelCause(context.Background())
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        ServiceName,
@@ -143,6 +166,7 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 		Description: "read-only SQL over the evosignal DuckDB database (docs/query-service.md)",
 		Metadata: map[string]string{
 			"protocol": "1",
+			"database": database,
 			"max_rows": strconv.FormatInt(cfg.MaxRows, 10),
 			"timeout":  cfg.Timeout.String(),
 		},
@@ -167,6 +191,9 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 	}
 	return s, nil
 }
+
+// Database is the identity of the database the service answers from.
+func (s *Service) Database() string { return s.database }
 
 // Subject is the subject the service answers on.
 func (s *Service) Subject() string { return s.cfg.Subject }
@@ -202,6 +229,11 @@ func (s *Service) statsData() map[string]int64 {
 // handlers one at a time).
 func (s *Service) handle(req micro.Request) {
 	start := time.Now()
+	if reply := req.Reply(); reply != "" && !strings.HasPrefix(reply, s.cfg.InboxPrefix+".") {
+		s.stats.Refused.Add(1)
+		s.log.Warn("query request dropped: its reply subject is not an inbox", "reply", reply, "inbox_prefix", s.cfg.InboxPrefix)
+		return
+	}
 	r, err := parseRequest(req.Data())
 	var q Query
 	if err == nil {
@@ -210,7 +242,7 @@ func (s *Service) handle(req micro.Request) {
 	if err != nil {
 		e := asError(err)
 		s.stats.Failed.Add(1)
-		req.Error(strconv.Itoa(e.Code), e.Error(), nil, lastMessage)
+		req.Error(strconv.Itoa(e.Code), e.Error(), nil, s.last)
 		return
 	}
 	if req.Reply() == "" {
@@ -221,13 +253,13 @@ func (s *Service) handle(req micro.Request) {
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		req.Error("503", "the query service is stopping", nil, lastMessage)
+		req.Error("503", "the query service is stopping", nil, s.last)
 		return
 	case s.inflight >= s.cfg.MaxConcurrent+s.cfg.MaxQueued:
 		n := s.inflight
 		s.mu.Unlock()
 		s.stats.Busy.Add(1)
-		req.Error("503", fmt.Sprintf("the query service is busy: %d queries running or waiting", n), nil, lastMessage)
+		req.Error("503", fmt.Sprintf("the query service is busy: %d queries running or waiting", n), nil, s.last)
 		return
 	}
 	s.inflight++
@@ -250,9 +282,6 @@ func (s *Service) handle(req micro.Request) {
 	}()
 }
 
-// lastMessage marks an answer of one message.
-var lastMessage = micro.WithHeaders(micro.Headers{HeaderSeq: {"0"}, HeaderEOS: {"true"}})
-
 // serve runs one query and sends its answer.
 func (s *Service) serve(ctx context.Context, reply string, q Query, format string, timeout time.Duration, start time.Time) {
 	select {
@@ -268,7 +297,7 @@ func (s *Service) serve(ctx context.Context, reply string, q Query, format strin
 		s.serveJSON(ctx, reply, q, timeout, start)
 		return
 	}
-	st, err := openStream(ctx, s.nc, reply, s.chunkBytes(), s.cfg.Window)
+	st, err := openStream(ctx, s.nc, reply, s.database, s.chunkBytes(), s.cfg.Window)
 	if err != nil {
 		s.answerError(reply, asError(err), q, start)
 		return
@@ -314,6 +343,7 @@ func (s *Service) serveJSON(ctx context.Context, reply string, q Query, timeout 
 	h := nats.Header{}
 	h.Set(HeaderSeq, "0")
 	h.Set(HeaderEOS, "true")
+	h.Set(HeaderDatabase, s.database)
 	h.Set(HeaderRows, strconv.FormatInt(out.rows, 10))
 	h.Set(HeaderTruncated, strconv.FormatBool(out.truncated))
 	h.Set("Content-Type", "application/json")
@@ -329,6 +359,7 @@ func (s *Service) answerError(reply string, e *Error, q Query, start time.Time) 
 	h := nats.Header{}
 	h.Set(HeaderSeq, "0")
 	h.Set(HeaderEOS, "true")
+	h.Set(HeaderDatabase, s.database)
 	h.Set(HeaderError, e.Error())
 	h.Set(HeaderErrorCode, strconv.Itoa(e.Code))
 	if err := s.nc.PublishMsg(&nats.Msg{Subject: reply, Header: h}); err != nil {

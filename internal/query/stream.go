@@ -21,6 +21,7 @@ const (
 	HeaderTruncated = "Evo-Truncated" // "true" or "false" (last message)
 	HeaderFlow      = "Evo-Flow"      // first message: where the client acks
 	HeaderWindow    = "Evo-Window"    // first message: messages sent ahead of the acks
+	HeaderDatabase  = "Evo-Database"  // every message: the identity of the database answering
 	HeaderError     = micro.ErrorHeader
 	HeaderErrorCode = micro.ErrorCodeHeader
 )
@@ -29,24 +30,25 @@ const (
 // chunk bytes to a reply subject, at most window messages ahead of the
 // client's acks.
 type stream struct {
-	ctx    context.Context
-	nc     *nats.Conn
-	reply  string
-	chunk  int
-	window int
-	flow   *nats.Subscription
-	buf    []byte
-	seq    int // of the next message
-	acked  int // highest seq the client acked
-	bytes  int64
+	ctx      context.Context
+	nc       *nats.Conn
+	reply    string
+	database string
+	chunk    int
+	window   int
+	flow     *nats.Subscription
+	buf      []byte
+	seq      int // of the next message
+	acked    int // highest seq the client acked
+	bytes    int64
 }
 
-func openStream(ctx context.Context, nc *nats.Conn, reply string, chunk, window int) (*stream, error) {
+func openStream(ctx context.Context, nc *nats.Conn, reply, database string, chunk, window int) (*stream, error) {
 	flow, err := nc.SubscribeSync(nats.NewInbox())
 	if err != nil {
 		return nil, newError(500, fmt.Sprintf("subscribe for acks: %v", err))
 	}
-	return &stream{ctx: ctx, nc: nc, reply: reply, chunk: chunk, window: window, flow: flow, acked: -1}, nil
+	return &stream{ctx: ctx, nc: nc, reply: reply, database: database, chunk: chunk, window: window, flow: flow, acked: -1}, nil
 }
 
 // Write buffers p and sends every full chunk.
@@ -79,6 +81,7 @@ func (s *stream) send(data []byte, h nats.Header, wait bool) error {
 		h = nats.Header{}
 	}
 	h.Set(HeaderSeq, strconv.Itoa(s.seq))
+	h.Set(HeaderDatabase, s.database)
 	if s.seq == 0 {
 		h.Set(HeaderFlow, s.flow.Subject)
 		h.Set(HeaderWindow, strconv.Itoa(s.window))

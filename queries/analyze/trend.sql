@@ -6,10 +6,14 @@
 -- rulesets and no_ruleset_sessions, which cover every session started in the
 -- period: rulesets lists the rule set versions those sessions loaded. The
 -- session signals (ended, success, first_try_success, replanned) are
--- defined in views/session_signals.sql.
+-- defined in views/session_signals.sql. Sessions whose start is outside
+-- years 0001-9999 UTC (stored before the decoder refused such times) have no
+-- period: their row has period NULL, which the caller reports as a
+-- data-quality count instead of a period.
 WITH s AS (
     SELECT *,
-           CAST(date_trunc($every, timezone('UTC', started_at)) AS DATE) AS period
+           CASE WHEN year(timezone('UTC', started_at)) BETWEEN 1 AND 9999
+                THEN CAST(date_trunc($every, timezone('UTC', started_at)) AS DATE) END AS period
     FROM session_signals
     WHERE ($since IS NULL OR started_at >= $since)
       AND ($until IS NULL OR started_at < $until)
@@ -23,9 +27,9 @@ SELECT
     CASE WHEN list_contains($by, 'agent_version') THEN agent_version END        AS agent_version,
     CASE WHEN list_contains($by, 'model')         THEN model END                AS model,
     CASE WHEN list_contains($by, 'task_type')     THEN task_type END            AS task_type,
-    CASE WHEN list_contains($by, 'day')
+    CASE WHEN list_contains($by, 'day') AND period IS NOT NULL
          THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS day,
-    CASE WHEN list_contains($by, 'week')
+    CASE WHEN list_contains($by, 'week') AND period IS NOT NULL
          THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
     CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END              AS ruleset,
     count(*) FILTER (WHERE ended)                                                    AS sessions,
