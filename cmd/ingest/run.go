@@ -75,6 +75,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.cfg.BatchSize, "batch", o.cfg.BatchSize, "messages per transaction at most")
 	fs.DurationVar(&o.cfg.FlushInterval, "flush", o.cfg.FlushInterval, "commit a partial batch this long after its first message")
 	fs.IntVar(&o.cfg.MaxEventBytes, "max-event-bytes", o.cfg.MaxEventBytes, "dead-letter events larger than this")
+	fs.IntVar(&o.cfg.MaxPlanTasks, "max-plan-tasks", o.cfg.MaxPlanTasks, "dead-letter plans listing (or dropping) more tasks than this (plan_too_large)")
 	fs.DurationVar(&o.cfg.AckWait, "ack-wait", o.cfg.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
 	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")

@@ -36,7 +36,7 @@ type Item struct {
 
 // Dead describes a message the ingester cannot accept.
 type Dead struct {
-	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch
+	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | store_rejected
 	Reason string // readable explanation
 	Source string // envelope fields, when they could be read
 	ID     string
