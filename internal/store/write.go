@@ -69,9 +69,11 @@ func (r *Result) Add(o Result) {
 
 // Write commits a batch: accepted events into the event log and the typed
 // tables, dead letters, the stream position and a row of ingest_batches, all
-// in one transaction. Events whose (source, id) is already stored, or
-// repeated within the batch, are counted as duplicates and skipped. On error
-// nothing of the batch is stored.
+// in one transaction. An event whose (source, id) is already stored, or came
+// earlier in the batch, is a duplicate, counted and skipped, when its content
+// is the same (see events.Event.ContentHash), and a dead letter
+// (ReasonConflictingDuplicate) when it is not. On error nothing of the batch
+// is stored.
 func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,7 +84,7 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Duplicates: dups}
+	res := Result{Duplicates: len(dups)}
 	now := time.Now().UTC()
 	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
 		return Result{}, errors.Join(err, s.reset(ctx))
@@ -126,84 +128,6 @@ func (s *Store) reset(ctx context.Context) error {
 		return s.broken
 	}
 	return nil
-}
-
-// dedupe returns the items to store (events not stored yet, and dead
-// letters), the key hashes of the kept events, and how many were duplicates.
-func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes []uint64, dups int, err error) {
-	keep = make([]Item, 0, len(items))
-	hashes = make([]uint64, 0, len(items))
-	inBatch := make(map[uint64][]*events.Event, len(items))
-	var candidates []uint64
-	for i := range items {
-		it := &items[i]
-		if it.Event == nil {
-			continue
-		}
-		h := keyHash(it.Event.Source, it.Event.ID)
-		if s.keys.has(h) {
-			candidates = append(candidates, h)
-		}
-	}
-	stored, err := s.confirm(ctx, candidates)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	for _, it := range items {
-		if it.Event == nil {
-			keep = append(keep, it)
-			continue
-		}
-		e := it.Event
-		h := keyHash(e.Source, e.ID)
-		if stored[key{e.Source, e.ID}] {
-			dups++
-			continue
-		}
-		seen := false
-		for _, o := range inBatch[h] {
-			if o.Source == e.Source && o.ID == e.ID {
-				seen = true
-				break
-			}
-		}
-		if seen {
-			dups++
-			continue
-		}
-		inBatch[h] = append(inBatch[h], e)
-		keep = append(keep, it)
-		hashes = append(hashes, h)
-	}
-	return keep, hashes, dups, nil
-}
-
-type key struct{ source, id string }
-
-// confirm looks up which candidate hashes belong to events really stored,
-// returning their exact keys.
-func (s *Store) confirm(ctx context.Context, hashes []uint64) (map[key]bool, error) {
-	out := map[key]bool{}
-	if len(hashes) == 0 {
-		return out, nil
-	}
-	rows, err := s.w.QueryContext(ctx, queries.MustRead("ingest/confirm_keys.sql"), hashes)
-	if err != nil {
-		return nil, fmt.Errorf("confirm %d duplicate candidates: %w", len(hashes), err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h uint64
-		var k key
-		if err := rows.Scan(&h, &k.source, &k.id); err != nil {
-			return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
-		}
-		out[k] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
-	}
-	return out, nil
 }
 
 func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, now time.Time, res *Result) (err error) {
