@@ -20,13 +20,18 @@ import (
 // plain duplicate.
 const ReasonConflictingDuplicate = "conflicting_duplicate"
 
-// dedupe sorts the items of a batch into the items to store (events not
-// stored yet and not earlier in the batch, and dead letters, among them
-// the conflicting duplicates), the key hashes of the events among them, in
-// order, and the duplicates to skip.
-func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes []uint64, dups []Item, err error) {
-	keep = make([]Item, 0, len(items))
-	hashes = make([]uint64, 0, len(items))
+// fate is what a Write does with one item of a batch.
+type fate struct {
+	item Item   // to store: an event, or a dead letter (conflicts included)
+	dup  bool   // a duplicate: skipped
+	hash uint64 // the key hash of an event to store
+}
+
+// dedupe decides, in order, the fate of each item of a batch: an event not
+// stored yet and not earlier in the batch is stored; one that is, with the
+// same content, is a duplicate; with other content, a dead letter
+// (ReasonConflictingDuplicate). Dead letters stay dead letters.
+func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
 	var candidates []uint64
 	for i := range items {
 		if e := items[i].Event; e != nil {
@@ -37,13 +42,14 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 	}
 	stored, err := s.confirm(ctx, candidates)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
+	fates := make([]fate, len(items))
 	inBatch := make(map[key]*events.Event, len(items))
-	for _, it := range items {
+	for i, it := range items {
+		fates[i].item = it
 		e := it.Event
 		if e == nil {
-			keep = append(keep, it)
 			continue
 		}
 		k := key{e.Source, e.ID}
@@ -53,25 +59,24 @@ func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes [
 		}
 		if prior == nil {
 			inBatch[k] = e
-			keep = append(keep, it)
-			hashes = append(hashes, keyHash(e.Source, e.ID))
+			fates[i].hash = keyHash(e.Source, e.ID)
 			continue
 		}
 		d, err := conflict(prior, e, where)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		if d == nil {
-			dups = append(dups, it)
+			fates[i].dup = true
 			continue
 		}
 		if it.Raw == nil {
 			it.Raw, _ = json.Marshal(e)
 		}
 		it.Event, it.Dead = nil, d
-		keep = append(keep, it)
+		fates[i].item = it
 	}
-	return keep, hashes, dups, nil
+	return fates, nil
 }
 
 // conflict compares an event with the one first seen under its key: nil if

@@ -46,6 +46,10 @@ type Store struct {
 	tax    Classifier // classifies the stored facts; nil: nothing classified
 	broken error      // set when a failed batch could not be cleaned up
 	mu     sync.Mutex // serialises Write, RefreshFacts and Rebuild
+
+	// lastDead is the largest dead_letters.dead_id committed: Write
+	// numbers new dead letters after it.
+	lastDead int64
 }
 
 // Options tune a Store.
@@ -138,6 +142,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.useTaxonomy(ctx); err != nil {
 		return err
 	}
+	if s.lastDead, err = lastDeadID(ctx, db); err != nil {
+		return err
+	}
 	s.keys, err = loadKeys(ctx, db)
 	return err
 }
@@ -160,7 +167,7 @@ func (s *Store) newAppenders() error {
 		if s.stage, err = duckdb.NewAppender(dc, "temp", "main", "batch_events"); err != nil {
 			return fmt.Errorf("appender for batch_events: %w", err)
 		}
-		if s.dead, err = duckdb.NewAppender(dc, "", "", "dead_letters"); err != nil {
+		if s.dead, err = duckdb.NewAppenderWithColumns(dc, "", "", "dead_letters", deadLetterColumns); err != nil {
 			return fmt.Errorf("appender for dead_letters: %w", err)
 		}
 		return nil

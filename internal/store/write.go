@@ -19,6 +19,9 @@ type Origin string
 const (
 	FromNATS Origin = "nats"
 	FromFile Origin = "file"
+	// FromReplay: dead letters run again (see DeadLetters); each item
+	// names its dead letter in Item.DeadLetter.
+	FromReplay Origin = "replay"
 )
 
 // Item is one message of a batch: an accepted event, or a dead letter.
@@ -32,11 +35,17 @@ type Item struct {
 	Line      int64  // file loads: 1-based line
 
 	Dead *Dead // why it is not accepted; nil for an event
+
+	// DeadLetter, in a replay, is the dead_letters.dead_id of the dead
+	// letter this item runs again: the commit records the outcome on that
+	// row (stored, duplicate, or still dead with the new reason) instead
+	// of adding a dead letter. 0 otherwise.
+	DeadLetter int64
 }
 
 // Dead describes a message the ingester cannot accept.
 type Dead struct {
-	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | store_rejected
+	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | conflicting_duplicate | store_rejected
 	Reason string // readable explanation
 	Source string // envelope fields, when they could be read
 	ID     string
@@ -80,13 +89,13 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if err := s.writable("write batch"); err != nil {
 		return Result{}, err
 	}
-	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
+	fates, err := s.dedupe(ctx, b.Items)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Duplicates: len(dups)}
+	keep, hashes, res := sortFates(fates)
 	now := time.Now().UTC()
-	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
+	if err := s.commit(ctx, b, keep, hashes, marksOf(fates), now, &res); err != nil {
 		return Result{}, errors.Join(err, s.reset(ctx))
 	}
 	for _, h := range hashes {
@@ -130,7 +139,25 @@ func (s *Store) reset(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, now time.Time, res *Result) (err error) {
+// sortFates returns the items of a batch to store, the key hashes of the
+// events among them, and the duplicates counted.
+func sortFates(fates []fate) (keep []Item, hashes []uint64, res Result) {
+	keep = make([]Item, 0, len(fates))
+	hashes = make([]uint64, 0, len(fates))
+	for _, f := range fates {
+		if f.dup {
+			res.Duplicates++
+			continue
+		}
+		keep = append(keep, f.item)
+		if f.item.Event != nil {
+			hashes = append(hashes, f.hash)
+		}
+	}
+	return keep, hashes, res
+}
+
+func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, marks replayMarks, now time.Time, res *Result) (err error) {
 	if _, err := s.w.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("begin batch: %w", err)
 	}
@@ -142,6 +169,7 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	}()
 	var first, last uint64
 	hi := 0
+	dead := s.lastDead // numbers the new dead letters
 	for _, it := range items {
 		if it.StreamSeq != 0 {
 			if first == 0 || it.StreamSeq < first {
@@ -150,8 +178,11 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 			last = max(last, it.StreamSeq)
 		}
 		if it.Dead != nil {
-			if err := s.appendDead(b, it, now); err != nil {
-				return err
+			if it.DeadLetter == 0 { // a replayed one is updated in place (marks)
+				dead++
+				if err := s.appendDead(b, it, dead, now); err != nil {
+					return err
+				}
 			}
 			res.DeadLetters++
 			continue
@@ -181,6 +212,9 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 			return fmt.Errorf("clear staging table: %w", err)
 		}
 	}
+	if err := s.markReplayed(ctx, marks, now); err != nil {
+		return err
+	}
 	if b.Origin == FromNATS && b.Position > 0 {
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, nullTime(b.StreamCreated), now); err != nil {
 			return fmt.Errorf("save position %d: %w", b.Position, err)
@@ -194,6 +228,7 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	if _, err := s.w.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("commit batch at seq %d: %w", last, err)
 	}
+	s.lastDead = dead
 	return nil
 }
 
@@ -217,7 +252,7 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 	return nil
 }
 
-func (s *Store) appendDead(b Batch, it Item, now time.Time) error {
+func (s *Store) appendDead(b Batch, it Item, id int64, now time.Time) error {
 	d := it.Dead
 	var stream any
 	if b.Origin == FromNATS {
@@ -232,7 +267,7 @@ func (s *Store) appendDead(b Batch, it Item, now time.Time) error {
 		raw = []byte{}
 	}
 	err := s.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
-		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw)
+		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw, id)
 	if err != nil {
 		return fmt.Errorf("append dead letter (%s): %w", d.Code, err)
 	}
