@@ -34,6 +34,9 @@ stored exactly once; bad input is dead-lettered with its reason.
   ingest -nats nats://host:4222   an existing server or cluster
   ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit
   ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
+  ingest -replay-dead-letters     run the dead letters again through this ingester's validation and the
+                                  store (after a fix, a raised limit or a schema change), then exit;
+                                  -dry-run lists what it would do
 
 Flags:
 `
@@ -44,6 +47,7 @@ type options struct {
 	stream                                        bus.StreamConfig
 	cfg                                           ingest.Config
 	rebuild                                       bool
+	replay, dryRun                                bool
 	taxonomy                                      string
 	logLevel, logFormat                           string
 	queryOn                                       bool
@@ -61,6 +65,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
+	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
 	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
 	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.listen, "listen", bus.DefaultListen, "embedded server: client `address` (host:port; port 0 picks one)")
@@ -105,8 +111,14 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.file != "" && o.rebuild {
 		errs = append(errs, errors.New("-file and -rebuild exclude each other"))
 	}
+	if o.replay && (o.file != "" || o.rebuild) {
+		errs = append(errs, errors.New("-replay-dead-letters excludes -file and -rebuild"))
+	}
+	if o.dryRun && !o.replay {
+		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
+	}
 	errs = append(errs, o.cfg.Validate())
-	if o.file == "" && !o.rebuild {
+	if o.file == "" && !o.rebuild && !o.replay {
 		errs = append(errs, o.stream.Validate())
 		if o.queryOn {
 			errs = append(errs, o.query.Validate())
@@ -162,6 +174,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	case o.file != "":
 		return loadFile(ctx, in, o.file, stdin, stdout)
+	case o.replay:
+		return replayDeadLetters(ctx, in, o.dryRun, stdout)
 	}
 	if o.httpAddr != "" {
 		stopHTTP, err := serveHTTP(o.httpAddr, in.Handler(), log)
