@@ -37,9 +37,9 @@ type Item struct {
 	Dead *Dead // why it is not accepted; nil for an event
 
 	// DeadLetter, in a replay, is the dead_letters.dead_id of the dead
-	// letter this item runs again: the commit records the outcome on that
-	// row (stored, duplicate, or still dead with the new reason) instead
-	// of adding a dead letter. 0 otherwise.
+	// letter this item runs again: the commit records the outcome in
+	// dead_letter_replays (stored, duplicate, or still dead, the row then
+	// taking the new reason) instead of adding a dead letter. 0 otherwise.
 	DeadLetter int64
 }
 
@@ -93,7 +93,7 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	keep, hashes, res := sortFates(fates)
+	keep, hashes, res := splitFates(fates)
 	now := time.Now().UTC()
 	if err := s.commit(ctx, b, keep, hashes, marksOf(fates), now, &res); err != nil {
 		return Result{}, errors.Join(err, s.reset(ctx))
@@ -139,9 +139,9 @@ func (s *Store) reset(ctx context.Context) error {
 	return nil
 }
 
-// sortFates returns the items of a batch to store, the key hashes of the
+// splitFates returns the items of a batch to store, the key hashes of the
 // events among them, and the duplicates counted.
-func sortFates(fates []fate) (keep []Item, hashes []uint64, res Result) {
+func splitFates(fates []fate) (keep []Item, hashes []uint64, res Result) {
 	keep = make([]Item, 0, len(fates))
 	hashes = make([]uint64, 0, len(fates))
 	for _, f := range fates {
