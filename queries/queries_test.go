@@ -26,9 +26,11 @@ import (
 // a change to the schema is a new migration, a change to a view a change
 // of queries/views. Add a new migration's checksum here when you commit it.
 var committed = map[string]string{
-	"migrations/0001_init.sql":           "56837767281363e02238adfc5f3eee24c61885a885ba71319ff00798a9232ccc",
-	"migrations/0002_analysis_views.sql": "009fb056a990f5316f019767fbaa6096c65616754491858b38a30691e988423b",
-	"migrations/0003_stored_facts.sql":   "c71f7f07353d9fa8abe0465b7dd576be1b66e9386521a74c0cb23174f829304e",
+	"migrations/0001_init.sql":               "56837767281363e02238adfc5f3eee24c61885a885ba71319ff00798a9232ccc",
+	"migrations/0002_analysis_views.sql":     "009fb056a990f5316f019767fbaa6096c65616754491858b38a30691e988423b",
+	"migrations/0003_stored_facts.sql":       "c71f7f07353d9fa8abe0465b7dd576be1b66e9386521a74c0cb23174f829304e",
+	"migrations/0004_database_identity.sql":  "9e68bdadc99217d1e44026c7e8a6da2875a5edd2acda056630df24d529a96c2b",
+	"migrations/0005_dead_letter_replay.sql": "4784a06d5bf44a95655bd46258f2f0c0eb4645df31ff045543a8140a5bdc7212",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {

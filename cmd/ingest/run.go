@@ -35,6 +35,7 @@ Flags:
 type options struct {
 	file                string
 	rebuild             bool
+	replay, dryRun      bool
 	taxonomy            string
 	queryOn             bool
 	query               query.Config
@@ -54,6 +55,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
+	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
 	fs.StringVar(&c.NATS.URL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
 	cli.ConnFlags(fs, &c.NATS)
 	fs.StringVar(&c.Server.Listen, "listen", c.Server.Listen, "embedded server: client `address` (host:port; port 0 picks one)")
@@ -69,6 +72,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&c.Ingest.BatchSize, "batch", c.Ingest.BatchSize, "messages per transaction at most")
 	fs.DurationVar(&c.Ingest.FlushInterval, "flush", c.Ingest.FlushInterval, "commit a partial batch this long after its first message")
 	fs.IntVar(&c.Ingest.MaxEventBytes, "max-event-bytes", c.Ingest.MaxEventBytes, "dead-letter events larger than this")
+	fs.IntVar(&c.Ingest.MaxPlanTasks, "max-plan-tasks", c.Ingest.MaxPlanTasks, "dead-letter plans listing (or dropping) more tasks than this (plan_too_large)")
 	fs.DurationVar(&c.Ingest.AckWait, "ack-wait", c.Ingest.AckWait, "JetStream ack wait before a redelivery")
 	fs.DurationVar(&c.Ingest.Progress, "progress", c.Ingest.Progress, "log progress this often")
 	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
@@ -99,15 +103,22 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.queryOn {
 		c.Query = &o.query
 	}
-	var err error
-	switch {
-	case o.file != "" && o.rebuild:
-		err = errors.Join(errors.New("-file and -rebuild exclude each other"), c.Ingest.Validate())
-	case o.file != "" || o.rebuild:
-		err = c.Ingest.Validate()
-	default:
-		err = c.Validate()
+	var errs []error
+	if o.file != "" && o.rebuild {
+		errs = append(errs, errors.New("-file and -rebuild exclude each other"))
 	}
+	if o.replay && (o.file != "" || o.rebuild) {
+		errs = append(errs, errors.New("-replay-dead-letters excludes -file and -rebuild"))
+	}
+	if o.dryRun && !o.replay {
+		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
+	}
+	if o.file != "" || o.rebuild || o.replay {
+		errs = append(errs, c.Ingest.Validate())
+	} else {
+		errs = append(errs, c.Validate())
+	}
+	err := errors.Join(errs...)
 	if err != nil {
 		fmt.Fprintf(stderr, "ingest: %v\n", err)
 		return nil, errUsage
@@ -139,6 +150,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintf(stdout, "rebuilt the typed tables and analysis facts of %s from the event log in %s\n", o.cfg.DB, time.Since(t0).Round(time.Millisecond))
 		return nil
+	case o.replay:
+		return lockHint(replayDeadLetters(ctx, o.cfg, o.dryRun, stdout), o.cfg.DB)
 	case o.file != "":
 		r := stdin
 		if o.file != "-" {

@@ -14,13 +14,23 @@ import (
 const (
 	ReasonOversize       = "oversize"
 	ReasonSourceMismatch = "source_mismatch"
+	// ReasonPlanTooLarge: a plan event (agent.plan.created or
+	// agent.plan.updated) lists more tasks, or drops more, than
+	// Config.MaxPlanTasks.
+	ReasonPlanTooLarge = "plan_too_large"
 )
 
+// decode is events.Decode; a variable so that a test can play a newer
+// contract, one that accepts what the current one dead-letters (see
+// ReplayDeadLetters).
+var decode = events.Decode
+
 // classify turns one raw message into a store item: an accepted event, or a
-// dead letter with a readable reason. subject is empty for file loads, which
-// skips the subject/source check.
-func classify(raw []byte, subject, prefix string, maxBytes int) store.Item {
+// dead letter with a readable reason, by cfg's subject prefix and limits.
+// subject is empty for file loads, which skips the subject/source check.
+func classify(raw []byte, subject string, cfg Config) store.Item {
 	it := store.Item{Raw: raw, Subject: subject}
+	prefix, maxBytes := cfg.Prefix, cfg.MaxEventBytes
 	if maxBytes > 0 && len(raw) > maxBytes {
 		it.Dead = &store.Dead{
 			Code:   ReasonOversize,
@@ -29,7 +39,7 @@ func classify(raw []byte, subject, prefix string, maxBytes int) store.Item {
 		peekEnvelope(raw, it.Dead)
 		return it
 	}
-	ev, err := events.Decode(raw)
+	ev, err := decode(raw)
 	if err != nil {
 		it.Dead = &store.Dead{Code: string(events.ReasonSchema), Reason: err.Error()}
 		var de *events.Error
@@ -51,8 +61,45 @@ func classify(raw []byte, subject, prefix string, maxBytes int) store.Item {
 			return it
 		}
 	}
+	if d := planTooLarge(ev, cfg.MaxPlanTasks); d != nil {
+		it.Dead = d
+		return it
+	}
 	it.Event = ev
 	return it
+}
+
+// planTooLarge returns the dead letter of a plan event whose task list or
+// dropped list is longer than max, nil for any other event.
+func planTooLarge(ev *events.Event, max int) *store.Dead {
+	if ev.Type != events.PlanCreated && ev.Type != events.PlanUpdated {
+		return nil
+	}
+	p, err := ev.Payload()
+	if err != nil {
+		return nil // Decode checked it; a payload error cannot happen here
+	}
+	var tasks, dropped int
+	switch d := p.(type) {
+	case *events.PlanCreatedData:
+		tasks = len(d.Tasks)
+	case *events.PlanUpdatedData:
+		tasks, dropped = len(d.Tasks), len(d.Dropped)
+	}
+	var what string
+	switch {
+	case tasks > max:
+		what = fmt.Sprintf("lists %d tasks", tasks)
+	case dropped > max:
+		what = fmt.Sprintf("drops %d tasks", dropped)
+	default:
+		return nil
+	}
+	return &store.Dead{
+		Code:   ReasonPlanTooLarge,
+		Reason: fmt.Sprintf("the plan %s, over the limit of %d tasks per plan (ingest -max-plan-tasks)", what, max),
+		Source: ev.Source, ID: ev.ID, Type: string(ev.Type),
+	}
 }
 
 // peekEnvelope fills what can be read of a rejected event's envelope, so a

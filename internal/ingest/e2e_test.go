@@ -73,6 +73,10 @@ func badMessages(tb testing.TB, good *events.Event, maxBytes int) []struct {
 	tb.Helper()
 	mismatch, _ := json.Marshal(good)
 	big := strings.Repeat("x", maxBytes)
+	// Another event under good's (source, id), sent after it.
+	other := *good
+	other.Seq += 1000
+	conflicting, _ := json.Marshal(&other)
 	return []struct {
 		subject, code string
 		data          []byte
@@ -82,6 +86,7 @@ func badMessages(tb testing.TB, good *events.Event, maxBytes int) []struct {
 		{"evo.skilllite", "schema_violation", []byte(`{"specversion":"1.0","id":"u2","source":"skilllite/h/w","type":"agent.plan.created","time":"2026-11-29T10:00:00Z","subject":"s1","datacontenttype":"application/json","seq":1,"data":{"tasks":[],"origin":"guess"}}`)},
 		{"evo.skilllite", "oversize", []byte(`{"pad":"` + big + `"}`)},
 		{"evo.someoneelse", "source_mismatch", mismatch},
+		{"evo." + events.AgentOf(good.Source), "conflicting_duplicate", conflicting},
 	}
 }
 

@@ -58,7 +58,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		if err == nil || len(raw) > 0 {
 			line++
 			if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 || truncated {
-				it := classify(trimmed, "", in.cfg.Prefix, in.cfg.MaxEventBytes)
+				it := classify(trimmed, "", in.cfg)
 				if truncated && it.Dead == nil {
 					it = store.Item{Raw: raw, Dead: &store.Dead{Code: ReasonOversize,
 						Reason: fmt.Sprintf("line is longer than %d bytes", maxLine)}}

@@ -32,7 +32,18 @@ type Config struct {
 	// while the database fails for a reason of the environment (disk
 	// full, out of memory): the wait starts at 200ms and doubles up to it.
 	RetryMax time.Duration
+	// MaxPlanTasks bounds the tasks a plan event may list (and a replan
+	// drop): a larger one is dead-lettered as plan_too_large.
+	MaxPlanTasks int
 }
+
+// DefaultMaxPlanTasks is the default Config.MaxPlanTasks. Plans of agents
+// hold a few to a few dozen tasks; 1,000 leaves room for any real plan
+// while bounding what one event adds to a batch: the typed tables take one
+// row per task, so a plan of 1,000 tasks costs a commit what 1,000 small
+// events cost (BenchmarkPlanSize in internal/store). A plan under the
+// default 256 KB event size can list about 4,000 tasks.
+const DefaultMaxPlanTasks = 1000
 
 // DefaultConfig returns the defaults the ingest command documents.
 func DefaultConfig() Config {
@@ -43,6 +54,7 @@ func DefaultConfig() Config {
 		BatchSize:     10000,
 		FlushInterval: 200 * time.Millisecond,
 		MaxEventBytes: 256 << 10,
+		MaxPlanTasks:  DefaultMaxPlanTasks,
 		AckWait:       2 * time.Minute,
 		Progress:      10 * time.Second,
 		FactsEvery:    5 * time.Second,
@@ -61,6 +73,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxEventBytes < 1 {
 		errs = append(errs, fmt.Errorf("max event size %d must be positive", c.MaxEventBytes))
+	}
+	if c.MaxPlanTasks < 1 {
+		errs = append(errs, fmt.Errorf("max plan tasks %d must be at least 1", c.MaxPlanTasks))
 	}
 	if c.AckWait < time.Second {
 		errs = append(errs, fmt.Errorf("ack wait %s must be at least 1s", c.AckWait))

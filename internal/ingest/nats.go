@@ -263,7 +263,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 			r.firstAt = time.Now()
 		}
 		r.msgs = append(r.msgs, msg)
-		r.items = append(r.items, withSeq(classify(msg.Data(), msg.Subject(), cfg.Prefix, cfg.MaxEventBytes), s))
+		r.items = append(r.items, withSeq(classify(msg.Data(), msg.Subject(), cfg), s))
 		r.in.stats.position(s, meta.NumPending)
 		if len(r.items) >= cfg.BatchSize {
 			if err := r.handOff(r.seen); err != nil {

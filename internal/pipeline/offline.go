@@ -36,3 +36,20 @@ func LoadFile(ctx context.Context, cfg Config, r io.Reader, name string) (store.
 	res, err := in.LoadFile(ctx, r, name)
 	return res, errors.Join(err, st.Close())
 }
+
+// ReplayDeadLetters runs the dead letters of cfg.DB that no replay resolved
+// again through the ingester's validation and the store, calling each with
+// its outcome (ingest.Ingester.ReplayDeadLetters). With dryRun nothing is
+// written.
+func ReplayDeadLetters(ctx context.Context, cfg Config, dryRun bool, each func(ingest.Replayed)) (ingest.ReplayResult, error) {
+	st, err := store.OpenWith(ctx, cfg.DB, cfg.Store)
+	if err != nil {
+		return ingest.ReplayResult{}, err
+	}
+	in, err := ingest.New(cfg.ingestConfig(), st, cfg.Log)
+	if err != nil {
+		return ingest.ReplayResult{}, errors.Join(err, st.Close())
+	}
+	res, err := in.ReplayDeadLetters(ctx, dryRun, each)
+	return res, errors.Join(err, st.Close())
+}

@@ -57,6 +57,10 @@ type Store struct {
 	closed  bool
 	reopens int
 	mu      sync.Mutex // serialises Write, RefreshFacts, Rebuild and reopening
+
+	// lastDead is the largest dead_letters.dead_id committed: Write
+	// numbers new dead letters after it.
+	lastDead int64
 }
 
 // Options tune a Store.
@@ -188,6 +192,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.useTaxonomy(ctx); err != nil {
 		return err
 	}
+	if s.lastDead, err = lastDeadID(ctx, db); err != nil {
+		return err
+	}
 	s.keys, err = loadKeys(ctx, db)
 	return err
 }
@@ -210,7 +217,7 @@ func (s *Store) newAppenders() error {
 		if s.stage, err = duckdb.NewAppender(dc, "temp", "main", "batch_events"); err != nil {
 			return fmt.Errorf("appender for batch_events: %w", err)
 		}
-		if s.dead, err = duckdb.NewAppender(dc, "", "", "dead_letters"); err != nil {
+		if s.dead, err = duckdb.NewAppenderWithColumns(dc, "", "", "dead_letters", deadLetterColumns); err != nil {
 			return fmt.Errorf("appender for dead_letters: %w", err)
 		}
 		return nil

@@ -21,6 +21,9 @@ type Origin string
 const (
 	FromNATS Origin = "nats"
 	FromFile Origin = "file"
+	// FromReplay: dead letters run again (see DeadLetters); each item
+	// names its dead letter in Item.DeadLetter.
+	FromReplay Origin = "replay"
 )
 
 // Item is one message of a batch: an accepted event, or a dead letter.
@@ -34,11 +37,17 @@ type Item struct {
 	Line      int64  // file loads: 1-based line
 
 	Dead *Dead // why it is not accepted; nil for an event
+
+	// DeadLetter, in a replay, is the dead_letters.dead_id of the dead
+	// letter this item runs again: the commit records the outcome in
+	// dead_letter_replays (stored, duplicate, or still dead, the row then
+	// taking the new reason) instead of adding a dead letter. 0 otherwise.
+	DeadLetter int64
 }
 
 // Dead describes a message the ingester cannot accept.
 type Dead struct {
-	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch
+	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | conflicting_duplicate | store_rejected
 	Reason string // readable explanation
 	Source string // envelope fields, when they could be read
 	ID     string
@@ -71,9 +80,11 @@ func (r *Result) Add(o Result) {
 
 // Write commits a batch: accepted events into the event log and the typed
 // tables, dead letters, the stream position and a row of ingest_batches, all
-// in one transaction. Events whose (source, id) is already stored, or
-// repeated within the batch, are counted as duplicates and skipped. On error
-// nothing of the batch is stored.
+// in one transaction. An event whose (source, id) is already stored, or came
+// earlier in the batch, is a duplicate, counted and skipped, when its content
+// is the same (see events.Event.ContentHash), and a dead letter
+// (ReasonConflictingDuplicate) when it is not. On error nothing of the batch
+// is stored.
 func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,14 +92,14 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 		return Result{}, err
 	}
 	t0 := s.stepStart()
-	keep, hashes, dups, err := s.dedupe(ctx, b.Items)
+	fates, err := s.dedupe(ctx, b.Items)
 	if err != nil {
 		return Result{}, err
 	}
 	s.step("dedupe", t0)
-	res := Result{Duplicates: dups}
+	keep, hashes, res := splitFates(fates)
 	now := time.Now().UTC()
-	if err := s.commit(ctx, b, keep, hashes, now, &res); err != nil {
+	if err := s.commit(ctx, b, keep, hashes, marksOf(fates), now, &res); err != nil {
 		if invalidated(err) {
 			s.broken = fmt.Errorf("database invalidated: %w", err)
 			return Result{}, err
@@ -146,82 +157,22 @@ func (s *Store) reset(ctx context.Context) error {
 	return nil
 }
 
-// dedupe returns the items to store (events not stored yet, and dead
-// letters), the key hashes of the kept events, and how many were duplicates.
-func (s *Store) dedupe(ctx context.Context, items []Item) (keep []Item, hashes []uint64, dups int, err error) {
-	keep = make([]Item, 0, len(items))
-	hashes = make([]uint64, 0, len(items))
-	inBatch := make(map[uint64][]*events.Event, len(items))
-	var candidates []uint64
-	for i := range items {
-		it := &items[i]
-		if it.Event == nil {
+// splitFates returns the items of a batch to store, the key hashes of the
+// events among them, and the duplicates counted.
+func splitFates(fates []fate) (keep []Item, hashes []uint64, res Result) {
+	keep = make([]Item, 0, len(fates))
+	hashes = make([]uint64, 0, len(fates))
+	for _, f := range fates {
+		if f.dup {
+			res.Duplicates++
 			continue
 		}
-		h := KeyHash(it.Event.Source, it.Event.ID)
-		if s.keys.has(h) {
-			candidates = append(candidates, h)
+		keep = append(keep, f.item)
+		if f.item.Event != nil {
+			hashes = append(hashes, f.hash)
 		}
 	}
-	stored, err := s.confirm(ctx, candidates)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	for _, it := range items {
-		if it.Event == nil {
-			keep = append(keep, it)
-			continue
-		}
-		e := it.Event
-		h := KeyHash(e.Source, e.ID)
-		if stored[key{e.Source, e.ID}] {
-			dups++
-			continue
-		}
-		seen := false
-		for _, o := range inBatch[h] {
-			if o.Source == e.Source && o.ID == e.ID {
-				seen = true
-				break
-			}
-		}
-		if seen {
-			dups++
-			continue
-		}
-		inBatch[h] = append(inBatch[h], e)
-		keep = append(keep, it)
-		hashes = append(hashes, h)
-	}
-	return keep, hashes, dups, nil
-}
-
-type key struct{ source, id string }
-
-// confirm looks up which candidate hashes belong to events really stored,
-// returning their exact keys.
-func (s *Store) confirm(ctx context.Context, hashes []uint64) (map[key]bool, error) {
-	out := map[key]bool{}
-	if len(hashes) == 0 {
-		return out, nil
-	}
-	rows, err := s.w.QueryContext(ctx, queries.MustRead("ingest/confirm_keys.sql"), hashes)
-	if err != nil {
-		return nil, fmt.Errorf("confirm %d duplicate candidates: %w", len(hashes), err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var h uint64
-		var k key
-		if err := rows.Scan(&h, &k.source, &k.id); err != nil {
-			return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
-		}
-		out[k] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("confirm duplicate candidates: %w", err)
-	}
-	return out, nil
+	return keep, hashes, res
 }
 
 // stepStart is the start of a step for the StepTimer; zero without one.
@@ -243,7 +194,7 @@ func (s *Store) step(name string, t0 time.Time) time.Time {
 	return now
 }
 
-func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, now time.Time, res *Result) (err error) {
+func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint64, marks replayMarks, now time.Time, res *Result) (err error) {
 	t := s.stepStart()
 	if _, err := s.w.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("begin batch: %w", err)
@@ -257,6 +208,7 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	}()
 	var first, last uint64
 	hi := 0
+	dead := s.lastDead // numbers the new dead letters
 	for _, it := range items {
 		if it.StreamSeq != 0 {
 			if first == 0 || it.StreamSeq < first {
@@ -265,8 +217,11 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 			last = max(last, it.StreamSeq)
 		}
 		if it.Dead != nil {
-			if err := s.appendDead(b, it, now); err != nil {
-				return err
+			if it.DeadLetter == 0 { // a replayed one is updated in place (marks)
+				dead++
+				if err := s.appendDead(b, it, dead, now); err != nil {
+					return err
+				}
 			}
 			res.DeadLetters++
 			continue
@@ -301,6 +256,9 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		}
 		t = s.step("clear stage", t)
 	}
+	if err := s.markReplayed(ctx, marks, now); err != nil {
+		return err
+	}
 	if b.Origin == FromNATS && b.Position > 0 {
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/save_position.sql"), b.Stream, b.Position, nullTime(b.StreamCreated), now); err != nil {
 			return fmt.Errorf("save position %d: %w", b.Position, err)
@@ -317,6 +275,7 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		return fmt.Errorf("commit batch at seq %d: %w", last, err)
 	}
 	s.step("commit", t)
+	s.lastDead = dead
 	return nil
 }
 
@@ -347,7 +306,7 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 	return nil
 }
 
-func (s *Store) appendDead(b Batch, it Item, now time.Time) error {
+func (s *Store) appendDead(b Batch, it Item, id int64, now time.Time) error {
 	d := it.Dead
 	var stream any
 	if b.Origin == FromNATS {
@@ -362,7 +321,7 @@ func (s *Store) appendDead(b Batch, it Item, now time.Time) error {
 		raw = []byte{}
 	}
 	err := s.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
-		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw)
+		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw, id)
 	if err != nil {
 		return fmt.Errorf("append dead letter (%s): %w", d.Code, err)
 	}

@@ -1,0 +1,141 @@
+package events
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// ContentHash returns the hex SHA-256 of e's canonical form, which tells
+// whether two events under one (source, id) are the same event (a re-send)
+// or two different ones. The canonical form is the event as MarshalJSON
+// writes it, with its time cut to whole microseconds (the precision the
+// database keeps, so that a stored event and its re-send hash alike),
+// written again with every object's members sorted by name (byte order),
+// no white space, strings escaped as MarshalJSON escapes them, and numbers
+// as written (Decode has already rewritten integers as plain digits).
+//
+// So the hash does not depend on member order, white space, string escapes
+// or the time's offset; it does depend on every attribute, every extension
+// and every value in data.
+func (e *Event) ContentHash() (string, error) {
+	m, err := e.canonicalMembers()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canonicalObject(m))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// ContentDiff returns the names of the top-level members (attributes,
+// extensions, data) whose canonical forms differ between a and b, sorted;
+// none when ContentHash of a and b agree.
+func ContentDiff(a, b *Event) ([]string, error) {
+	ma, err := a.canonicalMembers()
+	if err != nil {
+		return nil, err
+	}
+	mb, err := b.canonicalMembers()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for k, v := range ma {
+		if w, ok := mb[k]; !ok || !bytes.Equal(v, w) {
+			out = append(out, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// canonicalMembers returns the canonical form of each top-level member of
+// e's encoding.
+func (e *Event) canonicalMembers() (map[string][]byte, error) {
+	// The time is written here, not by MarshalJSON, which refuses years
+	// outside 0–9999 (an older database may hold such an event).
+	c := *e
+	c.Time = time.Time{}
+	raw, err := c.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("canonical form of event %s: %w", e.ID, err)
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("canonical form of event %s: %w", e.ID, err)
+	}
+	out := make(map[string][]byte, len(m))
+	for k, v := range m {
+		if out[k], err = appendCanonical(nil, v); err != nil {
+			return nil, fmt.Errorf("canonical form of event %s: %s: %w", e.ID, k, err)
+		}
+	}
+	out[attrTime] = appendString(nil, e.Time.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano))
+	return out, nil
+}
+
+func canonicalObject(m map[string][]byte) []byte {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	b := []byte{'{'}
+	for i, k := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = append(b, m[k]...)
+	}
+	return append(b, '}')
+}
+
+func appendCanonical(b []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, v), nil
+	case string:
+		return appendString(b, v), nil
+	case json.Number:
+		return append(b, v...), nil
+	case []any:
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendCanonical(b, x); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		m := make(map[string][]byte, len(v))
+		for k, x := range v {
+			c, err := appendCanonical(nil, x)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = c
+		}
+		return append(b, canonicalObject(m)...), nil
+	}
+	return nil, fmt.Errorf("unexpected JSON value of type %T", v)
+}

@@ -1,0 +1,88 @@
+package events
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// contentBase is a valid event with an extension, in one spelling.
+const contentBase = `{"specversion":"1.0","id":"e1","source":"coder/h/w1","type":"agent.tool.called",` +
+	`"time":"2026-11-29T10:00:00.123456Z","subject":"s1","datacontenttype":"application/json","seq":3,"trace":"t-1",` +
+	`"data":{"task_id":4,"tool":"grep","hint":null,"ok":true,"duration_ms":5,"control":false}}`
+
+func TestContentHash(t *testing.T) {
+	base := decodeOK(t, contentBase)
+	want, err := base.ContentHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 64 {
+		t.Fatalf("ContentHash = %q, want 64 hex digits", want)
+	}
+	tests := []struct {
+		name string
+		raw  string
+		same bool
+		diff []string // ContentDiff with the base
+	}{
+		{"same bytes", contentBase, true, nil},
+		{"members reordered, white space, escapes, 1.0 for 1",
+			`{ "data" : {"control":false,"duration_ms":5.0,"ok":true,"hint":null,"tool":"gr\u0065p","task_id":4},
+			  "seq":3, "trace":"t-1", "subject":"s1","datacontenttype":"application/json","time":"2026-11-29T11:00:00.123456+01:00",
+			  "type":"agent.tool.called","source":"coder/h/w1","id":"e1","specversion":"1.0"}`, true, nil},
+		{"nanoseconds the database does not keep", strings.Replace(contentBase, ".123456Z", ".123456789Z", 1), true, nil},
+		{"another microsecond", strings.Replace(contentBase, ".123456Z", ".123457Z", 1), false, []string{"time"}},
+		{"other data", strings.Replace(contentBase, `"ok":true`, `"ok":false`, 1), false, []string{"data"}},
+		{"other seq and extension", strings.Replace(strings.Replace(contentBase, `"seq":3`, `"seq":4`, 1), `"t-1"`, `"t-2"`, 1), false, []string{"seq", "trace"}},
+		{"extension missing", strings.Replace(contentBase, `"trace":"t-1",`, "", 1), false, []string{"trace"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := decodeOK(t, tt.raw)
+			got, err := e.ContentHash()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == want) != tt.same {
+				t.Errorf("ContentHash = %s, base %s; want same %v", got, want, tt.same)
+			}
+			diff, err := ContentDiff(base, e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(diff, tt.diff) {
+				t.Errorf("ContentDiff = %q, want %q", diff, tt.diff)
+			}
+		})
+	}
+}
+
+func decodeOK(tb testing.TB, raw string) *Event {
+	tb.Helper()
+	e, err := Decode([]byte(raw))
+	if err != nil {
+		tb.Fatalf("Decode(%s): %v", raw, err)
+	}
+	return e
+}
+
+// An event of a year MarshalJSON refuses (an older database may hold one)
+// still has a content hash, and its time counts.
+func TestContentHashOfAnyYear(t *testing.T) {
+	base := decodeOK(t, contentBase)
+	seen := map[string]bool{}
+	for _, y := range []int{-1, 0, 2026, 10000} {
+		e := *base
+		e.Time = time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+		h, err := e.ContentHash()
+		if err != nil {
+			t.Fatalf("ContentHash of year %d: %v", y, err)
+		}
+		if seen[h] {
+			t.Fatalf("year %d hashes as another year", y)
+		}
+		seen[h] = true
+	}
+}
