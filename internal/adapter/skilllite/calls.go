@@ -40,6 +40,7 @@ type call struct {
 	// update_task_plan only: the proposed plan (nil when its arguments do
 	// not parse), and the task_plan SkillLite emitted while running it.
 	proposed *plandialect.Plan
+	reason   string
 	planLine []events.Task
 	planSeen bool
 	// progressed: a task_progress came while the call ran.
@@ -73,6 +74,7 @@ func (t *Translator) newCall(tc toolCall) *call {
 	case "update_task_plan":
 		c.control = true
 		target = 0
+		c.reason, _, _ = tc.args.str("reason")
 		if p, err := t.dialect.Parse([]byte(tc.raw)); err == nil {
 			c.proposed = &p
 		}

@@ -60,6 +60,7 @@ func (t *Translator) taskPlan(tasks []events.Task) error {
 				tr.complete(task.ID, nil)
 			}
 		}
+		t.drain()
 		return nil
 	}
 	// A task_plan outside an update_task_plan call: SkillLite sends none,
@@ -81,6 +82,7 @@ func (t *Translator) taskPlan(tasks []events.Task) error {
 	for _, id := range r.Completed {
 		tr.complete(id, nil)
 	}
+	t.drain()
 	return nil
 }
 
@@ -96,10 +98,7 @@ func (tr *turn) fallback(tasks []events.Task) bool {
 // its agent.tool.called.
 func (t *Translator) planCall(c *call) {
 	tr := t.turn
-	reason := ""
-	if c.proposed != nil {
-		reason = c.proposed.Reason
-	}
+	reason := c.reason
 	switch {
 	case c.planSeen:
 		tr.counted++

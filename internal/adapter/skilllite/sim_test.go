@@ -28,6 +28,9 @@ func TestSimulatedStream(t *testing.T) {
 		case *events.SessionStartedData:
 			sessions++
 		case *events.ToolCalledData:
+			if d.Control {
+				break
+			}
 			h := ""
 			if d.Hint != nil {
 				h = *d.Hint

@@ -38,9 +38,11 @@ func (t *Translator) progress(p taskProgress) error {
 		for _, id := range r.Completed {
 			tr.complete(id, nil)
 		}
+		t.drain()
 		return nil
 	}
 	tr.complete(p.taskID, nil)
+	t.drain()
 	return nil
 }
 

@@ -76,7 +76,9 @@ func (tr *turn) batch(calls []toolCall) {
 		}
 		tr.total++
 		tr.currentCalls++
-		tr.truth.call(hint, !r.isError)
+		if c.name != "update_task_plan" && !isComplete {
+			tr.truth.call(hint, !r.isError) // a real call; planning calls are control calls
+		}
 		if r.isError {
 			batchFailed = true
 		}

@@ -19,7 +19,8 @@ type Truth struct {
 	StrippedHints int64
 	Stripped      map[string]int64 // per hint
 	// Calls and Failed per hint of the current task ("" for none): the
-	// calls SkillLite ran (skipped ones are not calls).
+	// real calls SkillLite ran (skipped ones are not calls; complete_task and
+	// update_task_plan are control calls, not counted here).
 	Calls, Failed map[string]int64
 	ToolCalls     int64
 	FailedCalls   int64
