@@ -52,6 +52,8 @@ JSON lines to -out. The events' source is <agent>/bridge/<hostname> unless
 
 Examples:
   bridge -agent skilllite -in agent-rpc.jsonl -out - | ingest -file - -db evosignal.duckdb
+  # backfill with the times of SkillLite's transcripts
+  bridge -agent skilllite -in agent-rpc.jsonl -transcripts ~/.skilllite/transcripts -out - | ingest -file -
   # live: copy agent-rpc's stdout to the bridge; its stdin stays the client's
   client | skilllite agent-rpc | tee -a agent-rpc.jsonl | bridge -agent skilllite -nats nats://127.0.0.1:4222
 
@@ -60,6 +62,7 @@ Flags:
 
 type options struct {
 	in, out, natsURL, prefix string
+	transcripts              string
 	conn                     bus.ConnConfig
 	cfg                      skilllite.Config
 	logLevel, logFormat      string
@@ -80,6 +83,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.Model, "model", "unknown", "model of the sessions, unless a request's params.config.model names one")
 	fs.StringVar(&tools, "tools", "", "comma-separated tool `names` every session announces; tool names seen in the stream are added")
 	fs.Int64Var(&o.cfg.DepthLimit, "depth-limit", skilllite.DefaultDepthLimit, "SkillLite's max_tool_calls_per_task: executed `calls` on one task that make agent.depth_limit.reached")
+	fs.StringVar(&o.transcripts, "transcripts", "", "SkillLite's transcripts `dir` (~/.skilllite/transcripts): tool calls without a timestamp get theirs, joined by tool_call_id")
 	fs.StringVar(&o.in, "in", "-", "read SkillLite JSON lines from `file` (- for stdin)")
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
@@ -141,6 +145,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	log, err := cli.NewLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
+	}
+	if o.transcripts != "" {
+		tr, err := skilllite.ReadTranscripts(o.transcripts)
+		if err != nil {
+			return err
+		}
+		log.Info("transcripts read", "dir", o.transcripts, "calls", tr.Calls, "ambiguous", tr.Ambiguous, "malformed", tr.Malformed)
+		o.cfg.Transcripts = tr
 	}
 	in := stdin
 	if o.in != "-" {

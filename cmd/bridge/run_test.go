@@ -277,11 +277,33 @@ func TestHelpExplains(t *testing.T) {
 	if err := run(t.Context(), []string{"-h"}, nil, &out, &errOut); err != nil {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools", "-depth-limit",
+	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools", "-depth-limit", "-transcripts",
 		"-user", "-creds", "agent_chat", "session_key", "task_plan", "update_task_plan", "aborted", "plain answer", "tee",
 		"| ingest -file -", "Examples:"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("-h output lacks %q", want)
 		}
+	}
+}
+
+// -transcripts: the tool calls get the transcripts' times; a directory that
+// does not exist is an error before anything is read.
+func TestRunTranscripts(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "no_replan.jsonl"),
+		"-transcripts", filepath.Join(fixtures, "transcripts"), "-out", "-"}
+	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	}
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	if want := time.Unix(1782640804, 0).UTC(); len(evs) == 0 || !evs[0].Time.Equal(want) {
+		t.Errorf("the session starts at %v, want %v (the transcript's first call)", evs[0].Time, want)
+	}
+	if !strings.Contains(errOut.String(), `msg="transcripts read"`) || !strings.Contains(errOut.String(), "calls=4") {
+		t.Errorf("stderr %q does not report the transcripts read", errOut.String())
+	}
+	args[len(args)-3] = filepath.Join(fixtures, "no-such-dir")
+	if err := run(t.Context(), args, nil, &out, &errOut); err == nil {
+		t.Error("a missing transcripts directory is no error")
 	}
 }

@@ -150,7 +150,10 @@ func (t *Translator) toolResult(res toolResult) error {
 			r.err = "the tool reported an error"
 		}
 	}
-	if t.ts && !c.at.IsZero() {
+	switch {
+	case res.elapsedMS >= 0:
+		r.durationMS = res.elapsedMS
+	case t.ts && !c.at.IsZero():
 		r.durationMS = max(0, t.at.Sub(c.at).Milliseconds())
 	}
 	t.settle(c, &r)
@@ -264,7 +267,7 @@ func (t *Translator) recordCall(c *call) {
 			tr.taskFails[*c.taskID]++
 		}
 	}
-	tr.out = append(tr.out, pending{typ: events.ToolCalled, data: d, at: t.at, toolCallID: c.id})
+	tr.out = append(tr.out, pending{typ: events.ToolCalled, data: d, at: t.at, known: t.ts, toolCallID: c.id})
 	if c.name == "complete_task" && r.ok && c.taskID != nil {
 		tr.complete(*c.taskID, c)
 	}

@@ -23,6 +23,10 @@ type Config struct {
 	// one task after which it tells the model so
 	// (skilllite-agent/src/types/config.rs:73); 0 means DefaultDepthLimit.
 	DepthLimit int64
+	// Transcripts, when not nil, give tool_call and tool_result lines
+	// without a timestamp the times SkillLite's transcripts hold for them,
+	// and results their elapsed_ms (see transcripts.go).
+	Transcripts *Transcripts
 }
 
 // DefaultDepthLimit is SkillLite's default max_tool_calls_per_task.

@@ -99,10 +99,11 @@ type toolCall struct {
 }
 
 type toolResult struct {
-	id      string
-	name    string
-	isError bool
-	text    string
+	id        string
+	name      string
+	isError   bool
+	text      string
+	elapsedMS int64 // from a transcript; -1 when unknown
 }
 
 type doneData struct {
@@ -292,7 +293,7 @@ func (l *rpcLine) parseToolResult(data object) error {
 	if err != nil {
 		return err
 	}
-	l.res = toolResult{id: id, name: name, text: data.text("result", "content", "output")}
+	l.res = toolResult{id: id, name: name, text: data.text("result", "content", "output"), elapsedMS: -1}
 	flagged := false
 	for _, f := range []struct {
 		key     string

@@ -95,6 +95,9 @@ func (t *Translator) Line(ctx context.Context, n int, raw []byte) error {
 		t.n.Malformed++
 		return &LineError{Line: n, Err: err}
 	}
+	if l.at.IsZero() {
+		t.transcriptTime(&l)
+	}
 	t.at, t.ts = l.at, !l.at.IsZero()
 	if !t.ts {
 		t.at = t.now()
@@ -192,10 +195,25 @@ func (t *Translator) see(name string) {
 	t.tools = append(t.tools, name)
 }
 
+// transcriptTime gives a tool_call or tool_result line the time the
+// transcripts hold for it.
+func (t *Translator) transcriptTime(l *rpcLine) {
+	switch l.kind {
+	case kindToolCall:
+		if c, ok := t.cfg.Transcripts.Lookup(l.call.id, l.call.name); ok {
+			l.at = c.Called
+		}
+	case kindToolResult:
+		if c, ok := t.cfg.Transcripts.Lookup(l.res.id, l.res.name); ok {
+			l.at, l.res.elapsedMS = c.Returned, c.ElapsedMS
+		}
+	}
+}
+
 // record queues an event of the open turn, made now; a turn's events are
 // sent when it ends, under ids derived from its content.
 func (t *Translator) record(typ events.Type, data any) {
-	t.turn.out = append(t.turn.out, pending{typ: typ, data: data, at: t.at})
+	t.turn.out = append(t.turn.out, pending{typ: typ, data: data, at: t.at, known: t.ts})
 }
 
 func (t *Translator) begin(model string) {
@@ -203,6 +221,7 @@ func (t *Translator) begin(model string) {
 		model = t.cfg.Model
 	}
 	t.turn = newTurn(t.reg.NewTracker(), t.at, model)
+	t.turn.startKnown = t.ts
 }
 
 // endKind is how a turn ended.
@@ -249,16 +268,19 @@ func (t *Translator) flush(ctx context.Context, outcome events.Outcome) error {
 	case len(tr.firstTasks) > 0 && tr.firstTasks[0].Description != "":
 		goal = tr.firstTasks[0].Description
 	}
-	started := pending{typ: events.SessionStarted, at: tr.start, data: agent.SessionStarted{
+	started := pending{typ: events.SessionStarted, at: tr.start, known: tr.startKnown, data: agent.SessionStarted{
 		Goal: goal, Agent: t.cfg.Agent, AgentVersion: t.cfg.AgentVersion, Model: tr.model,
 		Tools: slices.Clone(t.tools),
 	}}
-	ended := pending{typ: events.SessionEnded, at: t.at, data: agent.SessionEnded{
-		Outcome: outcome, Replans: tr.attempts, ToolCalls: tr.toolCalls, FailedToolCalls: tr.failed,
-		Iterations: tr.iterations, DurationMS: max(0, t.at.Sub(tr.start).Milliseconds()),
-	}}
+	ended := pending{typ: events.SessionEnded, at: t.at, known: t.ts}
 	session := tr.hash.sessionID()
 	all := append(append([]pending{started}, tr.out...), ended)
+	fillTimes(all)
+	ended.at = all[len(all)-1].at
+	all[len(all)-1].data = agent.SessionEnded{
+		Outcome: outcome, Replans: tr.attempts, ToolCalls: tr.toolCalls, FailedToolCalls: tr.failed,
+		Iterations: tr.iterations, DurationMS: max(0, ended.at.Sub(all[0].at).Milliseconds()),
+	}
 	for i, p := range all {
 		seq := int64(i + 1)
 		e, err := events.New(t.cfg.Source, session, seq, p.typ, p.at, p.data)
@@ -288,5 +310,24 @@ type pending struct {
 	typ        events.Type
 	data       any
 	at         time.Time
+	known      bool // at is the time of a line (a timestamp, a transcript), not the clock's
 	toolCallID string
+}
+
+// fillTimes gives the events whose time is the clock's, in a turn where
+// some have a known time, the known time before them (the first known one
+// for those before it): a backfill with transcripts keeps the real times.
+func fillTimes(ps []pending) {
+	first := slices.IndexFunc(ps, func(p pending) bool { return p.known })
+	if first < 0 {
+		return
+	}
+	last := ps[first].at
+	for i := range ps {
+		if ps[i].known {
+			last = ps[i].at
+		} else {
+			ps[i].at = last
+		}
+	}
 }

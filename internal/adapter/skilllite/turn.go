@@ -9,10 +9,11 @@ import (
 
 // turn is the state of one session: one agent_chat turn of SkillLite.
 type turn struct {
-	hash  turnHash
-	out   []pending // the events so far, session.started and ended aside
-	start time.Time
-	model string
+	hash       turnHash
+	out        []pending // the events so far, session.started and ended aside
+	start      time.Time
+	startKnown bool // start is a line's time
+	model      string
 
 	goal       string
 	hasGoal    bool          // goal is the request's message
