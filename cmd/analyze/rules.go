@@ -29,6 +29,7 @@ type rulesFlags struct {
 	taxonomy  string
 	out       string
 	skillLite bool
+	workspace string
 	publish   bool
 	bucket    bus.RulesBucketConfig
 	natsURL   string
@@ -48,8 +49,10 @@ Learns hint rules per task type from real tool calls and replans:
           task hinted A and added one hinted B of type T, and B's tasks
           succeeded (Wilson lower bound ≥ -replace-success).
 Writes the rule set as JSON (-format defaults to json here; table and csv
-list the rules) to -out or stdout; -skilllite writes the seed agent's
-rules.json instead. -publish puts the rule set learned from all agents under
+list the rules) to -out or stdout; -skilllite writes SkillLite's planning
+rules instead (hints it knows, priority 50-79, at most 50 rules), and
+-workspace DIR writes them where SkillLite reads a workspace's rules,
+DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
 the key "global" and each agent's own under its name into the key-value
 bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	c.format = "json"
@@ -63,7 +66,8 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
 	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
-	fs.BoolVar(&f.skillLite, "skilllite", false, "write the seed agent's rules.json format (an array of planning rules)")
+	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
+	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
 	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
 	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
@@ -77,6 +81,15 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	var errs []error
 	if len(c.filter.By) > 0 {
 		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
+	}
+	if f.workspace != "" {
+		if f.out != "" {
+			errs = append(errs, errors.New("-workspace and -out exclude each other"))
+		}
+		f.skillLite, f.out = true, skilllite.WorkspaceRulesFile(f.workspace)
+		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("-workspace: %w", err))
+		}
 	}
 	if f.skillLite && f.publish {
 		errs = append(errs, errors.New("-skilllite and -publish exclude each other: agents watching the bucket load the evosignal rule set"))
@@ -117,6 +130,10 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	}
 	if err := writeRules(c, f, tax, rs, stdout); err != nil {
 		return err
+	}
+	if set := skilllite.Rules(rs, tax); f.skillLite && len(set.Unknown)+len(set.OverCap) > 0 {
+		fmt.Fprintf(stderr, "analyze: left out of SkillLite's rules: %d whose hint SkillLite does not know %v, %d past its cap of %d %v\n",
+			len(set.Unknown), set.Unknown, len(set.OverCap), skilllite.MaxRules, set.OverCap)
 	}
 	if !f.publish {
 		return nil
@@ -189,7 +206,7 @@ func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *rulese
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", indent)
 	if skillLite {
-		return enc.Encode(skilllite.Rules(rs, tax))
+		return enc.Encode(skilllite.Rules(rs, tax).Rules)
 	}
 	return enc.Encode(rs)
 }

@@ -40,12 +40,14 @@ func TestRulesGolden(t *testing.T) {
 			checkGolden(t, tt.golden, runForJSON(t, append([]string{"rules"}, tt.args...)...))
 		})
 	}
-	// SkillLite's rules.json: JSON by default, written to -out.
-	out := filepath.Join(t.TempDir(), "rules.json")
-	if s := runForOutput(t, append([]string{"rules", "-db", swaps, "-skilllite", "-out", out}, swapArgs...)...); s != "" {
-		t.Fatalf("with -out, stdout got %q", s)
+	// SkillLite's planning rules, written into a workspace. Its hints
+	// (grep, search_web) are no hints SkillLite knows: it would drop the
+	// rules, so they are left out.
+	ws := t.TempDir()
+	if s := runForOutput(t, append([]string{"rules", "-db", swaps, "-workspace", ws}, swapArgs...)...); s != "" {
+		t.Fatalf("with -workspace, stdout got %q", s)
 	}
-	b, err := os.ReadFile(out)
+	b, err := os.ReadFile(filepath.Join(ws, ".skilllite", "planning_rules.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

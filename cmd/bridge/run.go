@@ -20,38 +20,50 @@ import (
 const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
 
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
-see schema/README.md). It reads JSON lines: the events SkillLite writes,
-{"event": …, "data": …}, and, in a recorded transcript, the requests it read,
-{"method": "agent_chat", "params": {"message": …, "session_key": …}}, in any
-mix. Each turn (a request, or the events up to a done) becomes one session
-with a fresh id, even when turns share a session_key:
+see schema/README.md). It reads JSON lines as agent-rpc writes them on
+stdout, {"data": …, "event": …}; a recording may also hold the requests it
+read, {"method": "agent_chat", "params": {"message": …, "session_key": …}}.
+Each turn (the lines up to a done, or a request) becomes one session, even
+when turns share a session_key:
 
-  agent_chat request (or first event)   agent.session.started  goal = the message
-  first task_plan of the turn           agent.plan.created
-  later task_plan / update_task_plan    agent.plan.updated     reason = the call's "reason",
-                                                              rejected when the call failed
-  tool_call + tool_result               agent.tool.called      for the current task, its hint
-  task_progress / complete_task         agent.task.completed
-  done                                  agent.session.ended    outcome from completion_type
-                                                              or task_completed
-  error | input ends mid-turn           agent.session.ended    outcome failure | aborted
+  first task_plan of the turn            agent.plan.created     origin fallback for SkillLite's
+                                                                 fallback plan (with the request)
+  update_task_plan + its task_plan       agent.plan.updated     kept/dropped as SkillLite's handler;
+                                         agent.hint.stripped    per proposed hint it removed
+  update_task_plan refused               agent.plan.updated     valid false
+  tool_call + tool_result                agent.tool.called      for the current task, its hint;
+                                                                 a result SkillLite suppressed as a
+                                                                 duplicate repeats the earlier one;
+                                                                 a skipped call is no call
+  task_progress                          agent.task.completed
+  -depth-limit calls on one task         agent.depth_limit.reached
+  done                                   agent.session.ended    outcome from completion_type,
+                                                                 iterations = llm_usage lines
+  error | input ends mid-turn            agent.session.ended    outcome failure | aborted
 
-Other events (text_chunk, usage, …) are ignored. Malformed lines are reported
-on stderr with their line number and skipped; a summary line ends the run.
-Events go to NATS JetStream with -nats (the stream must capture
-<prefix>.<agent>, as the one ingest creates does), or as JSON lines to -out.
-The events' source is <agent>/bridge/<hostname> unless -source says otherwise.
+A turn with neither a task nor a tool call is a plain answer: counted in the
+summary, not a session. Other events (text_chunk, command_output, …) are
+ignored. Session and event ids derive from the turn's lines, so bridging the
+same input twice stores nothing new. Malformed lines are reported on stderr
+with their line number and skipped; a summary line ends the run. A turn's
+events go out when it ends. Events go to NATS JetStream with -nats (the
+stream must capture <prefix>.<agent>, as the one ingest creates does), or as
+JSON lines to -out. The events' source is <agent>/bridge/<hostname> unless
+-source says otherwise. See docs/bridge-skilllite.md.
 
 Examples:
-  bridge -agent skilllite -in transcript.jsonl -out - | ingest -file - -db evosignal.duckdb
-  skilllite agent-rpc < requests.jsonl | bridge -agent skilllite -model qwen2.5-coder-32b \
-      -tools read_file,write_file,run_command,complete_task,update_task_plan -nats nats://127.0.0.1:4222
+  bridge -agent skilllite -in agent-rpc.jsonl -out - | ingest -file - -db evosignal.duckdb
+  # backfill with the times of SkillLite's transcripts
+  bridge -agent skilllite -in agent-rpc.jsonl -transcripts ~/.skilllite/transcripts -out - | ingest -file -
+  # live: copy agent-rpc's stdout to the bridge; its stdin stays the client's
+  client | skilllite agent-rpc | tee -a agent-rpc.jsonl | bridge -agent skilllite -nats nats://127.0.0.1:4222
 
 Flags:
 `
 
 type options struct {
 	in, out, natsURL, prefix string
+	transcripts              string
 	conn                     bus.ConnConfig
 	cfg                      skilllite.Config
 	logLevel, logFormat      string
@@ -71,6 +83,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cfg.AgentVersion, "agent-version", "unknown", "agent_version of the sessions")
 	fs.StringVar(&o.cfg.Model, "model", "unknown", "model of the sessions, unless a request's params.config.model names one")
 	fs.StringVar(&tools, "tools", "", "comma-separated tool `names` every session announces; tool names seen in the stream are added")
+	fs.Int64Var(&o.cfg.DepthLimit, "depth-limit", skilllite.DefaultDepthLimit, "SkillLite's max_tool_calls_per_task: executed `calls` on one task that make agent.depth_limit.reached")
+	fs.StringVar(&o.transcripts, "transcripts", "", "SkillLite's transcripts `dir` (~/.skilllite/transcripts): tool calls without a timestamp get theirs, joined by tool_call_id")
 	fs.StringVar(&o.in, "in", "-", "read SkillLite JSON lines from `file` (- for stdin)")
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
@@ -133,6 +147,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
+	if o.transcripts != "" {
+		tr, err := skilllite.ReadTranscripts(o.transcripts)
+		if err != nil {
+			return err
+		}
+		log.Info("transcripts read", "dir", o.transcripts, "calls", tr.Calls, "ambiguous", tr.Ambiguous, "malformed", tr.Malformed)
+		o.cfg.Transcripts = tr
+	}
 	in := stdin
 	if o.in != "-" {
 		f, err := os.Open(o.in)
@@ -161,7 +183,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	closeErr := tr.Close(final)
 	outErr := out.Close(final)
 	c := tr.Stats()
-	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d ignored, %d malformed\n",
-		c.Lines, c.Events, c.Sessions, c.Ignored, c.Malformed)
+	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d plain answers, %d ignored, %d malformed; "+
+		"%d calls skipped, %d results suppressed, %d turns whose tool_calls differ from the agent's\n",
+		c.Lines, c.Events, c.Sessions, c.PlainAnswers, c.Ignored, c.Malformed, c.Skipped, c.Suppressed, c.CountMismatches)
 	return errors.Join(readErr, closeErr, outErr)
 }

@@ -67,17 +67,18 @@ func translatedTypes(tb testing.TB, name string) []events.Type {
 
 func TestRunWritesJSONLines(t *testing.T) {
 	var out, errOut bytes.Buffer
-	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "two_replans.jsonl"), "-out", "-"}
+	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "replans.jsonl"), "-out", "-"}
 	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
 		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
 	}
 	evs := adaptertest.DecodeLines(t, out.Bytes())
 	adaptertest.CheckSessions(t, evs, testSource)
-	want := translatedTypes(t, "two_replans.jsonl")
+	want := translatedTypes(t, "replans.jsonl")
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Errorf("run wrote %v, want %v", got, want)
 	}
-	if want := "bridge: 29 lines read, 19 events emitted, 1 sessions, 0 ignored, 0 malformed\n"; errOut.String() != want {
+	if want := "bridge: 40 lines read, 22 events emitted, 1 sessions, 0 plain answers, 0 ignored, 0 malformed; " +
+		"0 calls skipped, 0 results suppressed, 0 turns whose tool_calls differ from the agent's\n"; errOut.String() != want {
 		t.Errorf("stderr = %q, want %q", errOut.String(), want)
 	}
 }
@@ -106,7 +107,8 @@ func TestRunReadsStdinReportsMalformed(t *testing.T) {
 	if want := strings.Fields("2 3 4 5 6 7 8 9 10 11 12 13 15 19 21"); !slices.Equal(lines, want) {
 		t.Errorf("reported lines %v, want %v\n%s", lines, want, errOut.String())
 	}
-	if want := "bridge: 21 lines read, 4 events emitted, 1 sessions, 0 ignored, 15 malformed\n"; !strings.HasSuffix(errOut.String(), want) {
+	if want := "bridge: 21 lines read, 4 events emitted, 1 sessions, 0 plain answers, 0 ignored, 15 malformed; " +
+		"0 calls skipped, 0 results suppressed, 0 turns whose tool_calls differ from the agent's\n"; !strings.HasSuffix(errOut.String(), want) {
 		t.Errorf("stderr ends %q, want %q", errOut.String(), want)
 	}
 	if out.Len() != 0 {
@@ -142,7 +144,7 @@ func (f *lineFeeder) Read(p []byte) (int, error) {
 func TestRunInterruptEndsOpenTurn(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	lines := bytes.SplitAfter(readFixture(t, "two_replans.jsonl"), []byte("\n"))
+	lines := bytes.SplitAfter(readFixture(t, "replans.jsonl"), []byte("\n"))
 	stdin := &lineFeeder{lines: lines, at: 3, hook: cancel}
 	var out, errOut bytes.Buffer
 	err := run(ctx, []string{"-agent", "skilllite", "-source", testSource, "-out", "-"}, stdin, &out, &errOut)
@@ -152,9 +154,9 @@ func TestRunInterruptEndsOpenTurn(t *testing.T) {
 	evs := adaptertest.DecodeLines(t, out.Bytes())
 	adaptertest.CheckSessions(t, evs, testSource)
 	want := []string{
-		`started goal="Find the cause of the flaky TestUpload and fix it" agent=skilllite model=unknown tools=`,
+		`started goal="Run the flaky test five times" agent=skilllite model=unknown tools=`,
 		`plan.created model tasks=[1 2 3]`,
-		`tool run_command task=1 hint=run_command ok`,
+		`tool run_command task=1 hint=command ok`,
 		`ended aborted replans=0 calls=1 failed=0 iterations=1`,
 	}
 	for i, e := range evs {
@@ -176,7 +178,7 @@ func TestRunPublishesToJetStream(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	args := []string{"-agent", "skilllite", "-source", testSource, "-nats", srv.ClientURL(),
-		"-in", filepath.Join(fixtures, "shared_session_key.jsonl"), "-tools", "read_file, write_file,,"}
+		"-in", filepath.Join(fixtures, "plain_answer.jsonl"), "-tools", "read_file, write_file,,"}
 	if err := run(ctx, args, nil, &out, &errOut); err != nil {
 		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
 	}
@@ -184,8 +186,8 @@ func TestRunPublishesToJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != 9 {
-		t.Fatalf("stream holds %d messages, want 9\n%s", info.State.Msgs, errOut.String())
+	if info.State.Msgs != 6 {
+		t.Fatalf("stream holds %d messages, want 6\n%s", info.State.Msgs, errOut.String())
 	}
 	var evs []*events.Event
 	for seq := uint64(1); seq <= info.State.Msgs; seq++ {
@@ -206,7 +208,7 @@ func TestRunPublishesToJetStream(t *testing.T) {
 		evs = append(evs, e)
 	}
 	adaptertest.CheckSessions(t, evs, testSource)
-	want := translatedTypes(t, "shared_session_key.jsonl")
+	want := translatedTypes(t, "plain_answer.jsonl")
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Errorf("stream holds %v, want %v", got, want)
 	}
@@ -214,10 +216,11 @@ func TestRunPublishesToJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := p.(*events.SessionStartedData).Tools, []string{"read_file", "write_file"}; !slices.Equal(got, want) {
-		t.Errorf("tools = %q, want %q (from -tools)", got, want)
+	if got, want := p.(*events.SessionStartedData).Tools, []string{"read_file", "write_file", "list_directory", "complete_task"}; !slices.Equal(got, want) {
+		t.Errorf("tools = %q, want %q (from -tools, then those seen)", got, want)
 	}
-	if want := "bridge: 12 lines read, 9 events emitted, 2 sessions, 1 ignored, 0 malformed\n"; !strings.HasSuffix(errOut.String(), want) {
+	if want := "bridge: 13 lines read, 6 events emitted, 1 sessions, 1 plain answers, 2 ignored, 0 malformed; " +
+		"0 calls skipped, 0 results suppressed, 0 turns whose tool_calls differ from the agent's\n"; !strings.HasSuffix(errOut.String(), want) {
 		t.Errorf("stderr ends %q, want %q", errOut.String(), want)
 	}
 }
@@ -239,6 +242,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"bad prefix", []string{"-agent", "skilllite", "-nats", "nats://127.0.0.1:1", "-prefix", "evo.>"}, "not a literal subject"},
 		{"stray argument", []string{"-agent", "skilllite", "-out", "-", "extra"}, "unexpected arguments"},
 		{"unknown flag", []string{"-agent", "skilllite", "-out", "-", "-bogus"}, "flag provided but not defined"},
+		{"negative depth limit", []string{"-agent", "skilllite", "-out", "-", "-depth-limit", "-1"}, "-depth-limit -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -273,10 +277,33 @@ func TestHelpExplains(t *testing.T) {
 	if err := run(t.Context(), []string{"-h"}, nil, &out, &errOut); err != nil {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools",
-		"-user", "-creds", "agent_chat", "session_key", "task_plan", "update_task_plan", "aborted", "| ingest -file -", "Examples:"} {
+	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools", "-depth-limit", "-transcripts",
+		"-user", "-creds", "agent_chat", "session_key", "task_plan", "update_task_plan", "aborted", "plain answer", "tee",
+		"| ingest -file -", "Examples:"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("-h output lacks %q", want)
 		}
+	}
+}
+
+// -transcripts: the tool calls get the transcripts' times; a directory that
+// does not exist is an error before anything is read.
+func TestRunTranscripts(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-in", filepath.Join(fixtures, "no_replan.jsonl"),
+		"-transcripts", filepath.Join(fixtures, "transcripts"), "-out", "-"}
+	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	}
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	if want := time.Unix(1782640804, 0).UTC(); len(evs) == 0 || !evs[0].Time.Equal(want) {
+		t.Errorf("the session starts at %v, want %v (the transcript's first call)", evs[0].Time, want)
+	}
+	if !strings.Contains(errOut.String(), `msg="transcripts read"`) || !strings.Contains(errOut.String(), "calls=4") {
+		t.Errorf("stderr %q does not report the transcripts read", errOut.String())
+	}
+	args[len(args)-3] = filepath.Join(fixtures, "no-such-dir")
+	if err := run(t.Context(), args, nil, &out, &errOut); err == nil {
+		t.Error("a missing transcripts directory is no error")
 	}
 }

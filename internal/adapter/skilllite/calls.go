@@ -1,30 +1,52 @@
 package skilllite
 
 import (
-	"context"
-	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // This file pairs tool_call and tool_result lines into agent.tool.called
-// events and attributes each call to a task.
+// events, attributes each call to a task, settles calls whose result
+// SkillLite suppressed or that it skipped, and infers the depth limit.
 
 // maxErrorLen is the longest error of agent.tool.called, in characters.
 const maxErrorLen = 4096
 
-// call is a tool call awaiting its result.
+// skippedPrefix starts the result of a call SkillLite skipped after a task
+// transition (skilllite-agent/src/agent_loop/execution.rs:362-395).
+const skippedPrefix = "Skipped: a task was just completed"
+
+// call is a tool call of the turn.
 type call struct {
 	id, name string
+	raw      string // the arguments as sent
 	control  bool
 	taskID   *int64
 	hint     *string
 	at       time.Time // the tool_call line's timestamp; zero without one
 	reported events.Completion
 	summary  string
+	// curBefore is SkillLite's current task (0: none) when the call was
+	// made: a call after which it differs is a task transition.
+	curBefore int64
+	skipped   bool
+	trigger   events.Trigger
+
+	// update_task_plan only: the proposed plan (nil when its arguments do
+	// not parse), and the task_plan SkillLite emitted while running it.
+	proposed *plandialect.Plan
+	reason   string
+	planLine []events.Task
+	planSeen bool
+	// progressed: a task_progress came while the call ran.
+	progressed bool
+
+	res result // once settled
 }
 
 // result is how a call ended.
@@ -41,21 +63,33 @@ func noResult(why string) result {
 // newCall attributes a call of tc made now.
 func (t *Translator) newCall(tc toolCall) *call {
 	tr := t.turn
-	c := &call{id: tc.id, name: tc.name}
+	c := &call{id: tc.id, name: tc.name, raw: tc.raw, trigger: tr.trigger}
 	if t.ts {
 		c.at = t.at
 	}
-	target := tr.plan.current()
+	cur, hint := tr.current()
+	c.curBefore = cur
+	target, targetHint := cur, hint
 	switch tc.name {
 	case "update_task_plan":
 		c.control = true
-		target = nil
+		target = 0
+		c.reason, _, _ = tc.args.str("reason")
+		if p, err := t.dialect.Parse([]byte(tc.raw)); err == nil {
+			c.proposed = &p
+		}
 	case "complete_task":
 		c.control = true
-		if id, ok, _ := tc.args.id("task_id"); ok && tr.plan.find(id) != nil {
-			target = tr.plan.find(id)
+		if id, ok, _ := tc.args.id("task_id"); ok && id != cur && tr.inPlan(id) {
+			target, targetHint = id, nil
+			for _, task := range tr.track.Plan() {
+				if task.ID == id && task.Hint != "" {
+					h := task.Hint
+					targetHint = &h
+				}
+			}
 		}
-		for _, k := range []string{"completion", "status", "outcome"} {
+		for _, k := range []string{"completion_type", "completion", "status", "outcome"} {
 			if s, ok, _ := tc.args.str(k); ok {
 				c.reported = completionOf(s)
 				break
@@ -63,58 +97,39 @@ func (t *Translator) newCall(tc toolCall) *call {
 		}
 		c.summary, _, _ = tc.args.str("summary")
 	}
-	if target != nil {
-		id := target.ID
-		c.taskID = &id
-		if target.ToolHint != nil {
-			hint := *target.ToolHint
-			c.hint = &hint
-		}
+	if target != 0 {
+		c.taskID, c.hint = &target, targetHint
 	}
 	return c
 }
 
-func (t *Translator) toolCall(ctx context.Context, tc toolCall) error {
+func (t *Translator) toolCall(tc toolCall) error {
 	tr := t.turn
-	tr.iterations++
-	if tc.name == "update_task_plan" && tr.replan != nil {
-		if err := t.finishReplan(ctx, "no tool_result before the next update_task_plan call"); err != nil {
-			return err
-		}
+	tr.anyCall = true
+	if tr.open != nil {
+		t.settle(tr.open, nil)
 	}
 	c := t.newCall(tc)
-	tr.calls = append(tr.calls, c)
-	if tc.name == "update_task_plan" {
-		tr.replans++
-		reason, _, _ := tc.args.str("reason")
-		tr.replan = &replanCall{call: c, ordinal: tr.replans, reason: reason}
-	}
+	c.skipped = tr.transitioned
+	tr.open = c
 	return nil
 }
 
-// take removes and returns the open call res answers, or nil.
-func (tr *turn) take(res toolResult) *call {
-	i := -1
-	if res.id != "" {
-		i = slices.IndexFunc(tr.calls, func(c *call) bool { return c.id == res.id })
+// matches reports whether res can be the result of c.
+func (c *call) matches(res toolResult) bool {
+	if c.id != "" && res.id != "" {
+		return c.id == res.id
 	}
-	if i < 0 && res.name != "" {
-		i = slices.IndexFunc(tr.calls, func(c *call) bool { return c.name == res.name })
-	}
-	if i < 0 && res.name == "" && len(tr.calls) > 0 {
-		i = 0
-	}
-	if i < 0 {
-		return nil
-	}
-	c := tr.calls[i]
-	tr.calls = slices.Delete(tr.calls, i, i+1)
-	return c
+	return res.name == "" || res.name == c.name
 }
 
-func (t *Translator) toolResult(ctx context.Context, res toolResult) error {
+func (t *Translator) toolResult(res toolResult) error {
 	tr := t.turn
-	c := tr.take(res)
+	c := tr.open
+	if c != nil && !c.matches(res) {
+		t.settle(c, nil)
+		c = nil
+	}
 	if c == nil {
 		// The result of a call the stream does not show (it began
 		// mid-call): attributed as if made now.
@@ -123,6 +138,10 @@ func (t *Translator) toolResult(ctx context.Context, res toolResult) error {
 			name = "unknown"
 		}
 		c = t.newCall(toolCall{id: res.id, name: name})
+		c.skipped = tr.transitioned
+	}
+	if !res.isError && strings.HasPrefix(res.text, skippedPrefix) {
+		c.skipped = true
 	}
 	r := result{ok: !res.isError}
 	if !r.ok {
@@ -131,27 +150,109 @@ func (t *Translator) toolResult(ctx context.Context, res toolResult) error {
 			r.err = "the tool reported an error"
 		}
 	}
-	if t.ts && !c.at.IsZero() {
+	switch {
+	case res.elapsedMS >= 0:
+		r.durationMS = res.elapsedMS
+	case t.ts && !c.at.IsZero():
 		r.durationMS = max(0, t.at.Sub(c.at).Milliseconds())
 	}
-	if rp := tr.replan; rp != nil && rp.call == c {
-		rp.resultSeen, rp.res = true, r
-		if rp.planSeen || !r.ok {
-			return t.finishReplan(ctx, "")
-		}
-		return nil // its task_plan may still come
-	}
-	if err := t.emitCall(ctx, c, r); err != nil {
-		return err
-	}
-	if c.name == "complete_task" && r.ok && c.taskID != nil {
-		tr.complete(*c.taskID, c)
-	}
-	return t.drain(ctx)
+	t.settle(c, &r)
+	return nil
 }
 
-func (t *Translator) emitCall(ctx context.Context, c *call, r result) error {
+// settle ends call c with r, or, when r is nil, as a call whose result
+// SkillLite suppressed: it emits a tool_result once per turn for each
+// (name, result, is_error) (skilllite-agent/src/rpc.rs:186-193, 273-288), so
+// a missing result repeats an earlier one.
+func (t *Translator) settle(c *call, r *result) {
 	tr := t.turn
+	if tr.open == c {
+		tr.open = nil
+	}
+	if c.skipped {
+		t.n.Skipped++
+		return
+	}
+	if r == nil {
+		t.n.Suppressed++
+		d := tr.duplicateOf(c)
+		r = &d
+	}
+	c.res = *r
+	if c.name == "update_task_plan" {
+		t.planCall(c)
+	} else {
+		t.recordCall(c)
+	}
+	tr.executed = append(tr.executed, c)
+	// SkillLite's per-task depth: a call after which the current task is
+	// another starts the count afresh, and counts for the new task
+	// (execution.rs:476-480, 509-510).
+	if cur, _ := tr.current(); cur != c.curBefore {
+		tr.currentCalls = 0
+		tr.transitioned = true
+	}
+	tr.currentCalls++
+	if !c.res.ok {
+		tr.batchFailed = true
+	}
+	t.drain()
+}
+
+// duplicateOf returns the result a call whose result was suppressed had.
+// Planning calls show theirs: update_task_plan succeeded if its task_plan
+// came, complete_task if a task_progress came while it ran. Otherwise it is
+// the result of the latest earlier call with the same name and arguments,
+// else of the latest one with the same name (and, for a planning call, the
+// same outcome): some earlier call of the name had this very result.
+func (tr *turn) duplicateOf(c *call) result {
+	planning := c.name == "update_task_plan" || c.name == "complete_task"
+	ok := c.planSeen || c.progressed
+	if planning && ok {
+		return result{ok: true}
+	}
+	for _, same := range []func(*call) bool{
+		func(e *call) bool { return e.name == c.name && e.raw == c.raw && (!planning || !e.res.ok) },
+		func(e *call) bool { return e.name == c.name && (!planning || !e.res.ok) },
+	} {
+		for i := len(tr.executed) - 1; i >= 0; i-- {
+			if e := tr.executed[i]; same(e) {
+				r := e.res
+				r.durationMS = 0
+				return r
+			}
+		}
+	}
+	return noResult("no tool_result, and no earlier call of " + c.name + " it could repeat")
+}
+
+// endBatch ends the batch of tool calls of one LLM response: the open
+// call's result was suppressed; SkillLite checks the depth limit
+// (execution.rs:515, mod.rs:916-920); the next batch's update_task_plan
+// calls answer what this one showed the model.
+func (t *Translator) endBatch() {
+	tr := t.turn
+	if tr.open != nil {
+		t.settle(tr.open, nil)
+	}
+	next := events.TriggerModel
+	if tr.batchFailed {
+		next = events.TriggerToolFailures
+	}
+	if tr.currentCalls >= t.cfg.DepthLimit {
+		if cur, _ := tr.current(); cur != 0 {
+			t.record(events.DepthLimitReached, agent.DepthLimit{TaskID: cur, ToolCalls: tr.currentCalls, Limit: t.cfg.DepthLimit})
+		}
+		tr.currentCalls = 0
+		next = events.TriggerDepthLimit
+	}
+	tr.trigger, tr.batchFailed, tr.transitioned = next, false, false
+}
+
+// recordCall emits the agent.tool.called of c.
+func (t *Translator) recordCall(c *call) {
+	tr := t.turn
+	r := c.res
 	d := agent.ToolCalled{TaskID: c.taskID, Tool: c.name, Hint: c.hint, OK: r.ok, DurationMS: r.durationMS, Control: c.control}
 	if !r.ok {
 		d.Error, d.ErrorKind = truncate(r.err, maxErrorLen), r.kind
@@ -166,7 +267,10 @@ func (t *Translator) emitCall(ctx context.Context, c *call, r result) error {
 			tr.taskFails[*c.taskID]++
 		}
 	}
-	return t.emit(ctx, events.ToolCalled, d)
+	tr.out = append(tr.out, pending{typ: events.ToolCalled, data: d, at: t.at, known: t.ts, toolCallID: c.id})
+	if c.name == "complete_task" && r.ok && c.taskID != nil {
+		tr.complete(*c.taskID, c)
+	}
 }
 
 // truncate cuts s to at most n characters.

@@ -19,7 +19,18 @@ type Config struct {
 	AgentVersion string
 	Model        string   // unless the request names one
 	Tools        []string // announced in every session, before the names seen
+	// DepthLimit is SkillLite's max_tool_calls_per_task: executed calls on
+	// one task after which it tells the model so
+	// (skilllite-agent/src/types/config.rs:73); 0 means DefaultDepthLimit.
+	DepthLimit int64
+	// Transcripts, when not nil, give tool_call and tool_result lines
+	// without a timestamp the times SkillLite's transcripts hold for them,
+	// and results their elapsed_ms (see transcripts.go).
+	Transcripts *Transcripts
 }
+
+// DefaultDepthLimit is SkillLite's default max_tool_calls_per_task.
+const DefaultDepthLimit = 15
 
 var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -31,7 +42,11 @@ func (c Config) Validate() error {
 	case !agentName.MatchString(c.Agent):
 		return fmt.Errorf("-agent %q: want letters, digits, '_' or '-'", c.Agent)
 	}
-	return checkSource(c.Source, c.Agent)
+	var depth error
+	if c.DepthLimit < 0 {
+		depth = fmt.Errorf("-depth-limit %d: want a count ≥ 1 (0: the default, %d)", c.DepthLimit, DefaultDepthLimit)
+	}
+	return errors.Join(checkSource(c.Source, c.Agent), depth)
 }
 
 // checkSource reports whether source is a valid event source of agent.

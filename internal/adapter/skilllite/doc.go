@@ -1,83 +1,87 @@
 // Package skilllite is the adapter of SkillLite, the seed agent: it
 // translates the JSON lines of SkillLite's agent-rpc mode into evosignal
 // events (a Translator, fed line by line or by ReadLines), and writes
-// learned rules in SkillLite's rules.json format (Rules). It translates
-// only: what the events add up to is for the analyzers to count.
+// learned rules as SkillLite planning rules (Rules). It translates only:
+// what the events add up to is for the analyzers to count.
 //
-// The wire format is read in line.go. The mapping, one session per turn,
-// and the choices it makes where the stream does not say:
+// It follows what the agent does, read in its source (EXboys/skilllite;
+// docs/bridge-skilllite.md has one row per behaviour with its file:line),
+// not its protocol comments. The wire format is read in line.go; the
+// choices, where the stream does not say:
 //
-// Turns. A turn is one evosignal session with a fresh UUIDv7 id, even when
-// turns share a session_key. An agent_chat request starts a turn (an open
-// one is first ended as aborted: the agent never finished it); without
-// request lines, the first task_plan, task_progress, tool_call, tool_result
-// or done line outside a turn starts one. done ends a turn, error ends it as
-// failure, and the end of the input ends an open turn as aborted.
+// Turns. A turn is one agent_chat: the lines up to its done (or error).
+// agent-rpc's stdout holds no requests; a recording that holds them too
+// starts a turn at each request, ending an open one as aborted. The end of
+// the input ends an open turn as aborted. A turn's events are sent when it
+// ends, under ids derived from its lines (ids.go): bridging the same input
+// twice gives the same events, which the store keeps once.
 //
-// agent.session.started is emitted as the turn starts. goal: the request's
-// message; without a request line, the first task's description when a
-// task_plan opens the turn; else "unknown". model: the request's
-// params.config.model, else Config.Model. tools: Config.Tools, then every
-// tool name seen in the stream so far (earlier turns, and the line that
-// opens the turn), in first-seen order: SkillLite does not announce its
-// tools, so a tool first used later in a turn is missing from that turn's
-// list.
+// A turn that ends (done) with neither a task nor a tool call is a plain
+// answer: SkillLite reports it as a failure (its completion type for a turn
+// without tool calls), but there was nothing to plan. It is counted
+// (Counts.PlainAnswers), not made a session, so that it is never a failed
+// planning session in the replan and success figures.
 //
-// Plans. The first task_plan of a turn is agent.plan.created (origin
-// "model", or "empty" for no tasks). A task_plan while an update_task_plan
-// call is open is that call's accepted replan: agent.plan.updated with valid
-// true, trigger "model", the call's "reason" argument, and the call's
-// ordinal (every update_task_plan call of the session counts). A later
-// task_plan repeating the current list (same ids, descriptions, hints) is
-// progress: tasks it shows completed are completed. Any other task_plan is a
-// replan the agent made without a call, with the next ordinal and no reason.
-// kept and dropped split the previous list: a task is kept when the new list
-// has a task with its id and description (SkillLite renumbers the pending
-// tasks it replaces, so an id alone does not identify one), else dropped.
-// over_cap: ordinal ≥ 3.
+// agent.session.started: goal, the request's message when the input has
+// it, else the first task's description, else "unknown"; model, the
+// request's params.config.model, else Config.Model; tools, Config.Tools and
+// every tool name seen in the input up to the turn's end, in first-seen
+// order.
 //
-// An update_task_plan call whose result is an error (and no task_plan came)
-// is a rejected replan: valid false, no tasks, the result as error. One
-// that reports success but is followed by no task_plan, or that never gets a
-// result, is reported the same way, with an error saying so (best effort).
-// As in the sample sessions, agent.plan.updated comes before the call's
-// agent.tool.called.
+// Plans. The first task_plan of a turn is agent.plan.created: origin
+// "empty" without tasks, "fallback" for SkillLite's fallback plan (one task,
+// the request's message, no hint: only with the request), else "model". An
+// update_task_plan call is a replan attempt, one agent.plan.updated, before
+// the call's agent.tool.called. If SkillLite's handler accepted it (a
+// task_plan came while it ran), the event holds that plan, kept and
+// dropped as the handler makes them (the completed tasks stay, the pending
+// ones go, the listed ones follow, renumbered; the plan-dialect core
+// computes them), and an agent.hint.stripped follows per hint the call
+// proposed that the plan SkillLite kept does not have. Otherwise it is
+// rejected (valid false, the result as error). Every call gets the next
+// ordinal; over_cap follows SkillLite's own count, which leaves out calls
+// its argument validation refused (see replan.go), from its soft cap of 3.
+// The trigger is depth_limit when the previous batch of calls ended at the
+// depth limit, tool_failures when a call of that batch failed, else model.
+// A task_plan outside an update_task_plan call (SkillLite sends none; a
+// recorder may) is compared with the plan in force: a replan without a
+// call, progress, or nothing.
 //
-// Tool calls. A tool_call and its tool_result (paired by id when both have
-// one, else by name, oldest first) are one agent.tool.called, emitted at the
-// result. It is attributed to the current task when the call is made (the
-// first task of the plan not completed) with that task's tool_hint;
-// update_task_plan calls have task_id null, complete_task calls are
-// attributed to the task they complete (their task_id argument, when it is in
-// the plan). Both are control calls. ok is the result's error flag negated;
-// error is the result text (cut to 4096 characters). duration_ms is the time
-// between the two lines when both carry timestamps, else 0. A result without
-// a call is a call of duration 0; a call without a result when the turn ends
-// is a failed call with error_kind "no_result".
+// Tool calls. SkillLite runs the calls of one LLM response (a batch,
+// between llm_usage lines) one after the other: tool_call, what the call
+// changes (task_plan, task_progress), tool_result. A call is one
+// agent.tool.called, attributed to SkillLite's current task when made (the
+// first task not completed; complete_task to the task it names), with that
+// task's hint; update_task_plan and complete_task are control calls. A call
+// whose result never came was suppressed as a duplicate: its outcome is that
+// of the earlier call it repeats (calls.go); at the end of the input it is
+// a failed call with error_kind "no_result". A call after a task transition
+// in the same batch is skipped by SkillLite, not run: no event. SkillLite's
+// tool_call_id rides on agent.tool.called as the extension attribute
+// ToolCallIDExtension.
 //
-// Tasks. A task_progress marking a task of the plan completed, or a
-// successful complete_task call, completes the task: agent.task.completed,
-// once per task, after the agent.tool.called of the call that was open when
-// it completed (SkillLite marks a task between a call and its result).
-// completion is success unless a (non-control) call for the task failed,
-// then partial_success; reported is the complete_task call's "completion",
-// "status" or "outcome" argument when it names one; summary its "summary".
+// Depth limit. SkillLite counts the calls run on the current task (a call
+// that moves the current task starts the count afresh) and, when a batch
+// ends with Config.DepthLimit or more, tells the model: the bridge emits
+// agent.depth_limit.reached and starts the count again.
 //
-// End. done → agent.session.ended, outcome from completion_type when it
-// names one (success, partial_success, failure, aborted, timeout and their
-// usual spellings), else from task_completed: true is success, false is
-// partial_success if some task was completed, else failure; without either,
-// from the plan: all tasks (or none) completed is success. Counts are the
-// bridge's own tally: replans = replan ordinals given (update_task_plan
-// calls, rejected ones included, and replans made without a call),
-// tool_calls and failed_tool_calls = agent.tool.called events (control
-// calls included), iterations = tool_call lines,
-// duration_ms = time from the turn's first line to its last (timestamps
-// when the lines carry them, else the wall clock). The event times are the
-// lines' timestamps, else the wall clock as the line is read.
+// Tasks. A task_progress completing a task of the plan is
+// agent.task.completed, once per task, after the agent.tool.called of the
+// call that made it. completion is success unless a (non-control) call for
+// the task failed, then partial_success; reported is the complete_task
+// call's completion_type; summary its summary.
 //
-// Everything else is ignored and counted: unknown events (text_chunk, text,
-// usage, confirmation_request, pong, …), requests other than agent_chat,
-// an error outside a turn, a task_progress not completing a task of the
-// plan.
+// End. done → agent.session.ended, outcome from completion_type (success,
+// partial_success, failure; other spellings tolerated), else task_completed,
+// else the plan. Counts: replans = agent.plan.updated events; tool_calls and
+// failed_tool_calls = agent.tool.called events (control calls included:
+// SkillLite's own tool_calls, compared in Counts.CountMismatches);
+// iterations = llm_usage lines; duration_ms from the turn's first line to
+// its last. Event times are the lines' timestamps when a recorder added
+// them, else the wall clock as the line is read.
+//
+// Everything else is ignored and counted: text, text_chunk, command_*,
+// preview_*, swarm_*, confirmation_request, clarification_request, requests
+// other than agent_chat, an error outside a turn, a task_progress not
+// completing a task of the plan.
 package skilllite

@@ -27,14 +27,18 @@ import (
 // bridge reads, with the variants it accepts (the first one present wins):
 //
 //	task_plan      tasks: [{id ≥ 1, description, tool_hint (string, null or absent; "" means none), completed (absent: false)}]
-//	task_progress  task_id ≥ 1, completed (absent: true)
-//	tool_call      name | tool | tool_name; arguments | args | input (a JSON object, or a string holding one); id | tool_call_id
+//	task_progress  task_id ≥ 1, completed (absent: true), tasks (the whole plan after the change; may be absent)
+//	tool_call      name | tool | tool_name; arguments | args | input (a JSON object, or a string holding one); tool_call_id | id
 //	tool_result    name | tool | tool_name; result | content | output (any JSON; a string is taken as is);
 //	               is_error | success (negated) | ok (negated) as the error flag, else an "error" member that is a
-//	               non-empty string or an object means failure; id | tool_call_id
-//	done           completion_type, task_completed (bool), tool_calls | tool_calls_count (only compared, see translator)
+//	               non-empty string or an object means failure; tool_call_id | id
+//	llm_usage      nothing: the line is one LLM call of the agent loop
+//	done           completion_type, task_completed (bool), tool_calls | tool_calls_count (the agent's count, compared)
 //	error          message | error
 //
+// What SkillLite itself writes is the first spelling of each, with no
+// timestamp (skilllite-agent/src/rpc.rs:116-122, 195-214, 407-430, 680-712);
+// the other spellings are variants of recorders and older versions, tolerated.
 // Members not listed are ignored. A member of the wrong type makes the line
 // malformed; so do bad JSON, a value that is not an object, and an object
 // with neither "event" nor "method".
@@ -50,6 +54,7 @@ const (
 	kindTaskProgress
 	kindToolCall
 	kindToolResult
+	kindLLMUsage
 	kindDone
 	kindError
 	kindUnknownEvent // text_chunk, text, usage, confirmation_request, pong, …: ignored
@@ -59,6 +64,7 @@ const (
 type rpcLine struct {
 	kind  lineKind
 	name  string    // the event or method name
+	raw   []byte    // the line, trimmed
 	at    time.Time // the line's timestamp; zero when it has none
 	chat  chatRequest
 	tasks []events.Task
@@ -79,19 +85,25 @@ type chatRequest struct {
 type taskProgress struct {
 	taskID    int64
 	completed bool
+	tasks     []events.Task // the whole plan after the change; nil when absent
+	hasTasks  bool
 }
 
 type toolCall struct {
 	id   string
 	name string
 	args object // nil when absent or not a JSON object
+	// raw is the arguments as the agent sent them: the string's content, or
+	// the object's JSON; "" when absent.
+	raw string
 }
 
 type toolResult struct {
-	id      string
-	name    string
-	isError bool
-	text    string
+	id        string
+	name      string
+	isError   bool
+	text      string
+	elapsedMS int64 // from a transcript; -1 when unknown
 }
 
 type doneData struct {
@@ -194,12 +206,18 @@ func (l *rpcLine) parseEvent(data object) error {
 				l.prog.completed = true
 			}
 		}
+		if _, ok := data.get("tasks"); ok && err == nil {
+			l.prog.tasks, err = data.tasks("tasks")
+			l.prog.hasTasks = err == nil
+		}
 	case "tool_call":
 		l.kind = kindToolCall
 		err = l.parseToolCall(data)
 	case "tool_result":
 		l.kind = kindToolResult
 		err = l.parseToolResult(data)
+	case "llm_usage":
+		l.kind = kindLLMUsage
 	case "done":
 		l.kind = kindDone
 		if l.done.completionType, _, err = data.str("completion_type"); err != nil {
@@ -235,7 +253,7 @@ func (l *rpcLine) parseToolCall(data object) error {
 	if name == "" {
 		return fmt.Errorf("%s: missing tool name", data.at("name"))
 	}
-	id, _, err := data.firstStr("id", "tool_call_id")
+	id, _, err := data.firstStr("tool_call_id", "id")
 	if err != nil {
 		return err
 	}
@@ -248,6 +266,7 @@ func (l *rpcLine) parseToolCall(data object) error {
 		switch jsonKind(raw) {
 		case "object":
 			l.call.args, _ = parseObject(raw, data.at(k))
+			l.call.raw = string(raw)
 		case "string":
 			// A JSON-encoded string, as SkillLite sends it. Arguments that
 			// do not parse are the model's mistake, not the line's: the
@@ -255,6 +274,7 @@ func (l *rpcLine) parseToolCall(data object) error {
 			var s string
 			if err := json.Unmarshal(raw, &s); err == nil {
 				l.call.args, _ = parseObject([]byte(s), data.at(k))
+				l.call.raw = s
 			}
 		default:
 			return fmt.Errorf("%s: want an object or a string, got %s", data.at(k), jsonKind(raw))
@@ -269,11 +289,11 @@ func (l *rpcLine) parseToolResult(data object) error {
 	if err != nil {
 		return err
 	}
-	id, _, err := data.firstStr("id", "tool_call_id")
+	id, _, err := data.firstStr("tool_call_id", "id")
 	if err != nil {
 		return err
 	}
-	l.res = toolResult{id: id, name: name, text: data.text("result", "content", "output")}
+	l.res = toolResult{id: id, name: name, text: data.text("result", "content", "output"), elapsedMS: -1}
 	flagged := false
 	for _, f := range []struct {
 		key     string

@@ -1,26 +1,19 @@
 package skilllite
 
 import (
-	"context"
 	"strings"
 
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // This file ends a turn at its done line: the outcome of
 // agent.session.ended.
 
-func (t *Translator) done(ctx context.Context, d doneData) error {
-	// d.toolCalls, the agent's own count, is not used: SkillLite's count
-	// leaves update_task_plan calls out (and an older one counted only
-	// skill calls), while tool_calls in agent.session.ended counts every
-	// agent.tool.called, control calls included. The bridge reports its
-	// own tally, consistent with the events it emitted.
-	return t.end(ctx, outcomeOf(d, t.turn.plan))
-}
-
-// outcomeOf maps a done line to the session's outcome.
-func outcomeOf(d doneData, p plan) events.Outcome {
+// outcomeOf maps a done line to the session's outcome: SkillLite's
+// completion_type (skilllite-agent/src/rpc.rs:693-698, agent_loop/mod.rs:1018-1026);
+// without one (older versions, recorders), task_completed, else the plan p.
+func outcomeOf(d doneData, p []plandialect.Task) events.Outcome {
 	switch normalize(d.completionType) {
 	case "success", "succeeded", "successful", "completed", "complete", "done", "ok":
 		return events.OutcomeSuccess
@@ -35,7 +28,7 @@ func outcomeOf(d doneData, p plan) events.Outcome {
 	}
 	completed := 0
 	for _, task := range p {
-		if task.Completed {
+		if task.Done() {
 			completed++
 		}
 	}

@@ -1,11 +1,17 @@
 package skilllite
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/evosignal/evosignal/internal/plandialect"
+)
 
 func TestOutcomeOf(t *testing.T) {
+	type plan = []plandialect.Task
+	const done = plandialect.Completed
 	none := plan{{ID: 1}, {ID: 2}}
-	some := plan{{ID: 1, Completed: true}, {ID: 2}}
-	all := plan{{ID: 1, Completed: true}, {ID: 2, Completed: true}}
+	some := plan{{ID: 1, Status: done}, {ID: 2}}
+	all := plan{{ID: 1, Status: done}, {ID: 2, Status: done}}
 	tests := []struct {
 		name string
 		d    doneData

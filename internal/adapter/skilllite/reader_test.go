@@ -68,9 +68,9 @@ func TestReadLines(t *testing.T) {
 		parts   []string
 		flushed []int // events written out at each flush
 	}{
-		// Each line arrives alone: the events are let out before waiting
-		// for the next.
-		{"a line a read", lines, []int{1, 1, 2, 2, 3}},
+		// Each line arrives alone: what is translated is let out before
+		// waiting for the next; a turn's events are out once it ends.
+		{"a line a read", lines, []int{0, 0, 0, 0, 3}},
 		// Everything arrives at once: one flush, after the last line.
 		{"one read", []string{strings.Join(lines, "")}, []int{3}},
 	}

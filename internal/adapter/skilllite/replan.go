@@ -1,124 +1,164 @@
 package skilllite
 
 import (
-	"context"
 	"slices"
+	"strings"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // This file turns task_plan lines and update_task_plan calls into
-// agent.plan.created and agent.plan.updated events.
+// agent.plan.created, agent.plan.updated and agent.hint.stripped events.
 
-// replanCap is the soft cap on replans: over_cap from this ordinal on.
+// replanCap is SkillLite's soft cap on replans: from the third call that
+// reaches the handler, its result carries a "⚠️ You have now replanned"
+// note (skilllite-agent/src/agent_loop/execution.rs:254-288).
 const replanCap = 3
 
-// replanCall is an update_task_plan call until its replan is out.
-type replanCall struct {
-	call       *call
-	ordinal    int64
-	reason     string
-	planSeen   bool // its agent.plan.updated is out
-	resultSeen bool
-	res        result
+// handlerErrors start the errors of update_task_plan's handler
+// (agent_loop/helpers.rs:48-141): the call reached it, and SkillLite counted
+// it as a replan (execution.rs:273). Any other error comes from the
+// registry's argument validation or permission check, before the handler
+// (extensions/registry.rs:1016-1047): not counted.
+var handlerErrors = []string{
+	"Invalid JSON:",
+	"'tasks' must be a JSON array",
+	"Missing required field: 'tasks'",
+	"Task list cannot be empty",
 }
 
-func (t *Translator) taskPlan(ctx context.Context, tasks []events.Task) error {
+func reachedHandler(err string) bool {
+	return slices.ContainsFunc(handlerErrors, func(p string) bool { return strings.HasPrefix(err, p) })
+}
+
+func (t *Translator) taskPlan(tasks []events.Task) error {
 	tr := t.turn
+	if c := tr.open; c != nil && c.name == "update_task_plan" && !c.skipped && tr.planned {
+		// The handler's plan, sent before its result (helpers.rs:161).
+		c.planLine, c.planSeen = tasks, true
+		return nil
+	}
 	if !tr.planned {
 		tr.planned = true
-		tr.setPlan(tasks)
-		if tr.replan != nil {
-			// The first plan of the turn came from an update_task_plan
-			// call: there is no previous plan to update.
-			tr.replan.planSeen = true
+		tr.firstTasks = tasks
+		tr.hasTasks = len(tasks) > 0
+		if _, err := tr.track.Apply(plandialect.SnapshotOf(tasks)); err != nil {
+			return err
 		}
 		origin := events.OriginModel
-		if len(tasks) == 0 {
+		switch {
+		case len(tasks) == 0:
 			origin = events.OriginEmpty
+		case tr.fallback(tasks):
+			origin = events.OriginFallback
 		}
-		return t.emit(ctx, events.PlanCreated, agent.PlanCreated{Tasks: slices.Clone(tasks), Origin: origin})
-	}
-	if r := tr.replan; r != nil && !r.planSeen {
-		r.planSeen = true
-		if err := t.emitReplan(ctx, r.ordinal, r.reason, tasks); err != nil {
-			return err
-		}
-		if !r.resultSeen {
-			return nil
-		}
-		tr.replan = nil
-		if err := t.emitCall(ctx, r.call, r.res); err != nil {
-			return err
-		}
-		return t.drain(ctx)
-	}
-	if tr.plan.sameList(tasks) {
+		t.record(events.PlanCreated, agent.PlanCreated{Tasks: slices.Clone(tasks), Origin: origin})
 		for _, task := range tasks {
-			if task.Completed && !tr.plan.find(task.ID).Completed {
+			if task.Completed {
 				tr.complete(task.ID, nil)
 			}
 		}
-		return t.drain(ctx)
+		t.drain()
+		return nil
 	}
-	tr.replans++
-	return t.emitReplan(ctx, tr.replans, "", tasks)
-}
-
-// setPlan makes tasks the current plan. An id that now names another task
-// (SkillLite renumbers the tasks a replan adds) starts a fresh tally.
-func (tr *turn) setPlan(tasks []events.Task) {
-	for _, task := range tasks {
-		if old := tr.plan.find(task.ID); old == nil || !sameTask(*old, task) {
-			delete(tr.completed, task.ID)
-			delete(tr.taskCalls, task.ID)
-			delete(tr.taskFails, task.ID)
-		}
-	}
-	tr.plan = slices.Clone(tasks)
-}
-
-func (t *Translator) emitReplan(ctx context.Context, ordinal int64, reason string, tasks []events.Task) error {
-	tr := t.turn
-	kept, dropped := tr.plan.diff(tasks)
-	tr.setPlan(tasks)
-	return t.emit(ctx, events.PlanUpdated, agent.PlanUpdated{
-		Replan: ordinal, Trigger: events.TriggerModel, Reason: reason,
-		Tasks: slices.Clone(tasks), Kept: kept, Dropped: dropped,
-		OverCap: ordinal >= replanCap, Valid: true,
-	})
-}
-
-// finishReplan settles the open update_task_plan call: its rejected replan
-// unless its task_plan came, then its agent.tool.called, failed with
-// noResultWhy when its result did not come.
-func (t *Translator) finishReplan(ctx context.Context, noResultWhy string) error {
-	tr := t.turn
-	r := tr.replan
-	tr.replan = nil
-	res := r.res
-	if !r.resultSeen {
-		tr.calls = slices.DeleteFunc(tr.calls, func(c *call) bool { return c == r.call })
-		res = noResult(noResultWhy)
-	}
-	if !r.planSeen {
-		why := res.err
-		if res.ok {
-			why = "the call succeeded but no task_plan followed"
-		}
-		if why == "" {
-			why = "update_task_plan failed"
-		}
-		if err := t.emit(ctx, events.PlanUpdated, agent.PlanUpdated{
-			Replan: r.ordinal, Trigger: events.TriggerModel, Reason: r.reason,
-			OverCap: r.ordinal >= replanCap, Valid: false, Error: why,
-		}); err != nil {
-			return err
-		}
-	}
-	if err := t.emitCall(ctx, r.call, res); err != nil {
+	// A task_plan outside an update_task_plan call: SkillLite sends none,
+	// a recorder may.
+	tr.hasTasks = tr.hasTasks || len(tasks) > 0
+	r, err := tr.track.Apply(plandialect.SnapshotOf(tasks))
+	if err != nil {
 		return err
 	}
-	return t.drain(ctx)
+	switch r.Kind {
+	case plandialect.Replanned:
+		tr.renewed(r.Added)
+		tr.attempts++
+		t.record(events.PlanUpdated, agent.PlanUpdated{
+			Replan: tr.attempts, Trigger: tr.trigger, Tasks: slices.Clone(tasks),
+			Kept: r.Kept, Dropped: plandialect.EventTasks(r.Dropped), OverCap: tr.counted >= replanCap, Valid: true,
+		})
+	}
+	for _, id := range r.Completed {
+		tr.complete(id, nil)
+	}
+	t.drain()
+	return nil
+}
+
+// fallback reports whether tasks is SkillLite's fallback plan, made when
+// the planning answer did not parse: one task, the user's message, no hint
+// (skilllite-agent/src/task_planner.rs:318-343). Only a recorded request
+// shows the message.
+func (tr *turn) fallback(tasks []events.Task) bool {
+	return tr.hasGoal && len(tasks) == 1 && tasks[0].Description == tr.goal && tasks[0].ToolHint == nil
+}
+
+// planCall emits the replan attempt of update_task_plan call c, settled, and
+// its agent.tool.called.
+func (t *Translator) planCall(c *call) {
+	tr := t.turn
+	reason := c.reason
+	switch {
+	case c.planSeen:
+		tr.counted++
+		t.acceptedReplan(c, reason)
+	default:
+		why := c.res.err
+		if c.res.ok {
+			// SkillLite always sends the plan before a success.
+			why = "the call succeeded but no task_plan followed"
+		}
+		if !c.res.ok && reachedHandler(c.res.err) || c.res.ok {
+			tr.counted++
+		}
+		tr.attempts++
+		t.record(events.PlanUpdated, agent.PlanUpdated{
+			Replan: tr.attempts, Trigger: c.trigger, Reason: reason,
+			OverCap: tr.counted >= replanCap, Valid: false, Error: truncate(why, maxErrorLen),
+		})
+	}
+	t.recordCall(c)
+}
+
+// acceptedReplan emits the agent.plan.updated of an accepted call, and an
+// agent.hint.stripped per hint it proposed that the plan SkillLite kept
+// does not have (sanitised away as unavailable: task_planner.rs:163-183).
+func (t *Translator) acceptedReplan(c *call, reason string) {
+	tr := t.turn
+	tr.hasTasks = tr.hasTasks || len(c.planLine) > 0
+	var kept []int64
+	var dropped []events.Task
+	var proposed []plandialect.Task
+	if c.proposed != nil {
+		r, err := tr.track.Apply(*c.proposed)
+		if err == nil {
+			kept, dropped = r.Kept, plandialect.EventTasks(r.Dropped)
+			proposed = r.Tasks
+			tr.renewed(r.Added)
+		}
+	}
+	// The plan in force is the one SkillLite kept: its sanitised hints, and
+	// any task it added (auto_enhance_tasks, task_planner.rs:454-475).
+	r, err := tr.track.Apply(plandialect.SnapshotOf(c.planLine))
+	if err == nil && c.proposed == nil {
+		kept, dropped = r.Kept, plandialect.EventTasks(r.Dropped)
+		tr.renewed(r.Added)
+	}
+	tr.attempts++
+	t.record(events.PlanUpdated, agent.PlanUpdated{
+		Replan: tr.attempts, Trigger: c.trigger, Reason: reason, Tasks: slices.Clone(c.planLine),
+		Kept: kept, Dropped: dropped, OverCap: tr.counted >= replanCap, Valid: true,
+	})
+	for _, p := range proposed {
+		if p.Hint == "" || slices.Contains(kept, p.ID) {
+			continue
+		}
+		i := slices.IndexFunc(c.planLine, func(k events.Task) bool { return k.ID == p.ID })
+		if i >= 0 && c.planLine[i].ToolHint == nil {
+			t.record(events.HintStripped, agent.HintStripped{
+				TaskID: p.ID, ToolHint: p.Hint, Phase: events.PhaseReplan, Reason: events.StripUnavailable,
+			})
+		}
+	}
 }

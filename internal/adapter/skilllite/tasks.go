@@ -1,70 +1,93 @@
 package skilllite
 
 import (
-	"context"
 	"slices"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // This file completes tasks: agent.task.completed, once no call is open.
 
-// completion is a task completed, its event waiting for the open calls.
+// completion is a task completed, its event waiting for the open call.
 type completion struct {
 	id       int64
 	reported events.Completion
 	summary  string
 }
 
-func (t *Translator) progress(ctx context.Context, p taskProgress) error {
+// progress applies a task_progress line: SkillLite sends one when
+// complete_task (or its auto-recovery) marks a task, with the whole plan
+// after it (skilllite-agent/src/rpc.rs:411-416, agent_loop/helpers.rs:305-306,
+// execution.rs:441-446).
+func (t *Translator) progress(p taskProgress) error {
 	tr := t.turn
-	if !p.completed || tr.plan.find(p.taskID) == nil {
+	if tr.open != nil {
+		tr.open.progressed = true
+	}
+	if !p.completed || !tr.inPlan(p.taskID) && !p.hasTasks {
 		t.n.Ignored++
 		return nil
 	}
+	if p.hasTasks {
+		r, err := tr.track.Apply(plandialect.SnapshotOf(p.tasks))
+		if err != nil {
+			return err
+		}
+		for _, id := range r.Completed {
+			tr.complete(id, nil)
+		}
+		t.drain()
+		return nil
+	}
 	tr.complete(p.taskID, nil)
-	return t.drain(ctx)
+	t.drain()
+	return nil
 }
 
 // complete marks task id completed and queues its agent.task.completed,
 // with what the complete_task call c declared, if c is not nil.
 func (tr *turn) complete(id int64, c *call) {
-	if task := tr.plan.find(id); task != nil {
-		task.Completed = true
+	if plan := tr.track.Plan(); slices.ContainsFunc(plan, func(task plandialect.Task) bool { return task.ID == id && !task.Done() }) {
+		for i := range plan {
+			if plan[i].ID == id {
+				plan[i].Status = plandialect.Completed
+			}
+		}
+		snap := plandialect.Plan{Tasks: plan, HasIDs: true}
+		_, _ = tr.track.Apply(snap) // its own plan, one status changed: cannot fail
 	}
 	if tr.completed[id] {
 		return
 	}
-	i := slices.IndexFunc(tr.pending, func(p completion) bool { return p.id == id })
+	i := slices.IndexFunc(tr.completions, func(p completion) bool { return p.id == id })
 	if i < 0 {
-		tr.pending = append(tr.pending, completion{id: id})
-		i = len(tr.pending) - 1
+		tr.completions = append(tr.completions, completion{id: id})
+		i = len(tr.completions) - 1
 	}
 	if c != nil {
-		tr.pending[i].reported, tr.pending[i].summary = c.reported, c.summary
+		tr.completions[i].reported, tr.completions[i].summary = c.reported, c.summary
 	}
 }
 
-// drain emits the queued task completions once no call is open.
-func (t *Translator) drain(ctx context.Context) error {
+// drain emits the queued task completions once no call is open: SkillLite
+// marks a task between a call and its result.
+func (t *Translator) drain() {
 	tr := t.turn
-	if len(tr.calls) > 0 {
-		return nil
+	if tr.open != nil {
+		return
 	}
-	for len(tr.pending) > 0 {
-		p := tr.pending[0]
-		tr.pending = tr.pending[1:]
+	for len(tr.completions) > 0 {
+		p := tr.completions[0]
+		tr.completions = tr.completions[1:]
 		tr.completed[p.id] = true
 		c := events.CompletionSuccess
 		if tr.taskFails[p.id] > 0 {
 			c = events.CompletionPartialSuccess
 		}
-		if err := t.emit(ctx, events.TaskCompleted, agent.TaskCompleted{
+		t.record(events.TaskCompleted, agent.TaskCompleted{
 			TaskID: p.id, Completion: c, Reported: p.reported, ToolCalls: tr.taskCalls[p.id], Summary: p.summary,
-		}); err != nil {
-			return err
-		}
+		})
 	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/events"
 )
 
 func TestTranslateFixtures(t *testing.T) {
@@ -20,147 +21,195 @@ func TestTranslateFixtures(t *testing.T) {
 		stats Counts
 	}{
 		{
-			name: "turn without replan, timestamps give durations",
+			name: "a turn without replan, as agent-rpc writes it",
 			file: "no_replan.jsonl",
 			want: []string{
-				`started goal="Summarize README.md into NOTES.md" agent=skilllite model=qwen2.5-coder-32b tools=complete_task,update_task_plan`,
+				`started goal="Read README.md" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file,write_file`,
 				`plan.created model tasks=[1 2]`,
-				`tool read_file task=1 hint=read_file ok ms=250`,
-				`tool complete_task task=1 hint=read_file ok control ms=10`,
-				`task.completed 1 success calls=2 summary="README read"`,
-				`tool write_file task=2 hint=write_file ok ms=50`,
-				`task.completed 2 success calls=1`,
-				`ended success replans=0 calls=3 failed=0 iterations=3 ms=9500`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool complete_task task=1 hint=file_read ok control`,
+				`task.completed 1 success calls=2 reported=success summary="README read"`,
+				`tool write_file task=2 hint=file_write ok`,
+				`tool complete_task task=2 hint=file_write ok control`,
+				`task.completed 2 success calls=2 reported=success`,
+				`ended success replans=0 calls=4 failed=0 iterations=2 ms=14000`,
 			},
-			stats: Counts{Lines: 13, Events: 8, Sessions: 1, Ignored: 2},
+			stats: Counts{Lines: 15, Events: 9, Sessions: 1, Ignored: 1},
 		},
 		{
-			name: "two replans with reasons from update_task_plan",
-			file: "two_replans.jsonl",
+			name: "replans: kept and dropped as the handler does, a stripped hint, a refused complete_task",
+			file: "replans.jsonl",
 			want: []string{
-				`started goal="Find the cause of the flaky TestUpload and fix it" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
+				`started goal="Run the flaky test five times" agent=skilllite model=unknown tools=complete_task,update_task_plan,run_command,read_file,grep_files,search_replace`,
 				`plan.created model tasks=[1 2 3]`,
-				`tool run_command task=1 hint=run_command ok`,
-				`tool complete_task task=1 hint=run_command ok control`,
-				`task.completed 1 success calls=2`,
-				`tool read_file task=2 hint=read_file ok`,
-				`plan.updated #1 model reason="The race is in the retry helper, not in the handler" tasks=[1* 2 3] kept=[1] dropped=[2 3] over_cap=false`,
-				`tool update_task_plan task=- hint=- ok control`,
-				// Task 2 is a new task now (SkillLite renumbered): its
-				// tally starts afresh.
-				`tool read_file task=2 hint=read_file ok`,
-				`tool complete_task task=2 hint=read_file ok control`,
-				`task.completed 2 success calls=2`,
-				`plan.updated #2 model reason="Run the test again after the fix" tasks=[1* 2* 3 4] kept=[1 2 3] dropped=[] over_cap=false`,
-				`tool update_task_plan task=- hint=- ok control`,
-				`tool write_file task=3 hint=write_file ok`,
-				`tool complete_task task=3 hint=write_file ok control`,
-				`task.completed 3 success calls=2 summary="mutex added"`,
-				`tool run_command task=4 hint=run_command ok`,
-				`task.completed 4 success calls=1`,
-				`ended success replans=2 calls=10 failed=0 iterations=10 ms=28000`,
-			},
-			stats: Counts{Lines: 29, Events: 19, Sessions: 1},
-		},
-		{
-			name: "two turns sharing a session_key are two sessions",
-			file: "shared_session_key.jsonl",
-			want: []string{
-				`started goal="Read config.yaml" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
-				`plan.created model tasks=[1]`,
-				`tool read_file task=1 hint=read_file ok`,
-				`tool complete_task task=1 hint=read_file ok control`,
-				`task.completed 1 success calls=2`,
-				`ended success replans=0 calls=2 failed=0 iterations=2 ms=7000`,
-				`started goal="Which port does it use?" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file`,
-				`plan.created empty tasks=[]`,
-				`ended success replans=0 calls=0 failed=0 iterations=0 ms=3000`,
-			},
-			stats: Counts{Lines: 12, Events: 9, Sessions: 2, Ignored: 1},
-		},
-		{
-			name: "tool errors, field variants and a rejected replan",
-			file: "tool_errors.jsonl",
-			want: []string{
-				`started goal="Upgrade the project to Go 1.26 and fix the build" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
-				`plan.created model tasks=[1 2]`,
-				`tool write_file task=1 hint=write_file ok`,
-				`tool complete_task task=1 hint=write_file ok control`,
+				`tool run_command task=1 hint=command ok`,
+				`tool complete_task task=1 hint=command ok control`,
 				`task.completed 1 success calls=2 reported=success`,
-				`tool run_command task=2 hint=run_command failed error="exit status 1: undefined: constraints.Ordered"`,
-				`tool run_command task=2 hint=run_command failed error="exit status 1: undefined: constraints.Ordered"`,
-				`plan.updated #1 model reason="Give up on the build" rejected error="Task list cannot be empty" over_cap=false`,
-				`tool update_task_plan task=- hint=- failed error="Task list cannot be empty" control`,
-				`tool http_request task=2 hint=run_command failed error="timeout after 30s"`,
-				`tool complete_task task=2 hint=run_command ok control`,
-				`task.completed 2 partial_success calls=4 reported=partial_success summary="builds except x/exp"`,
-				`ended partial_success replans=1 calls=7 failed=4 iterations=7 ms=18000`,
+				`tool read_file task=2 hint=file_read failed error="Error: file not found: upload/handler.go\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan."`,
+				`plan.updated #1 tool_failures reason="The race is in the retry helper, not in the handler" tasks=[1* 2 3] kept=[1] dropped=[2 3] over_cap=false`,
+				`hint.stripped task=2 hint=grep replan unavailable`,
+				`tool update_task_plan task=- hint=- ok control`,
+				`tool grep_files task=2 hint=- ok`,
+				`tool complete_task task=2 hint=- failed error="completion_type=success conflicts with execution signals (failed tools or replans observed). Use completion_type=partial_success or failure." control`,
+				`tool complete_task task=2 hint=- ok control`,
+				`task.completed 2 success calls=3 reported=partial_success summary="found in upload/retry.go"`,
+				`plan.updated #2 model reason="Verify the fix too" tasks=[1* 2* 3 4] kept=[1 2] dropped=[3] over_cap=false`,
+				`tool update_task_plan task=- hint=- ok control`,
+				`tool search_replace task=3 hint=file_edit ok`,
+				`tool complete_task task=3 hint=file_edit ok control`,
+				`task.completed 3 success calls=2 reported=partial_success`,
+				`tool run_command task=4 hint=command ok`,
+				`tool complete_task task=4 hint=command ok control`,
+				`task.completed 4 success calls=2 reported=partial_success`,
+				`ended partial_success replans=2 calls=12 failed=2 iterations=8 ms=39000`,
 			},
-			stats: Counts{Lines: 19, Events: 13, Sessions: 1},
+			stats: Counts{Lines: 40, Events: 22, Sessions: 1},
 		},
 		{
-			name: "stream cut mid-turn ends the session aborted",
-			file: "cut_mid_turn.jsonl",
+			name: "suppressed duplicate results and skipped calls",
+			file: "suppressed_and_skipped.jsonl",
 			want: []string{
-				`started goal="Fetch the release notes and summarize them" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
+				`started goal="Read the config" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file,list_directory`,
 				`plan.created model tasks=[1 2]`,
-				`tool http_request task=1 hint=http_request ok`,
-				`tool complete_task task=1 hint=http_request failed error="no tool_result before the turn ended" kind=no_result control`,
-				`task.completed 1 success calls=2`,
-				`ended aborted replans=0 calls=2 failed=1 iterations=2 ms=5000`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool complete_task task=1 hint=file_read ok control`,
+				`task.completed 1 success calls=3 reported=success`,
+				`tool list_directory task=2 hint=file_list ok`,
+				`tool read_file task=2 hint=file_list ok`,
+				`tool list_directory task=2 hint=file_list failed error="Error: directory not found: missing\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan."`,
+				`tool list_directory task=2 hint=file_list failed error="Error: directory not found: missing\n\n⚠️ LOOP DETECTED: Tool 'list_directory' has failed 2 times in a row with the same error. You are stuck in a retry loop. STOP retrying this exact call. Instead: (1) re-read the error message carefully, (2) change the argument format, or (3) skip this step and proceed to the next task."`,
+				`tool list_directory task=2 hint=file_list ok`,
+				`tool list_directory task=2 hint=file_list failed error="Error: directory not found: missing\n\n⚠️ LOOP DETECTED: Tool 'list_directory' has failed 2 times in a row with the same error. You are stuck in a retry loop. STOP retrying this exact call. Instead: (1) re-read the error message carefully, (2) change the argument format, or (3) skip this step and proceed to the next task."`,
+				`tool complete_task task=2 hint=file_list ok control`,
+				`task.completed 2 partial_success calls=7 reported=partial_success`,
+				`ended partial_success replans=0 calls=10 failed=3 iterations=3 ms=25000`,
 			},
-			stats: Counts{Lines: 6, Events: 6, Sessions: 1},
+			stats: Counts{Lines: 26, Events: 15, Sessions: 1, Skipped: 2, Suppressed: 4},
 		},
 		{
-			name: "error event ends the session as failure; an error outside a turn is ignored",
+			name: "rejected replans: validation (not counted) and handler (counted); the soft cap",
+			file: "rejected_replans.jsonl",
+			want: []string{
+				`started goal="Collect the failing tests" agent=skilllite model=unknown tools=complete_task,update_task_plan,run_command`,
+				`plan.created model tasks=[1 2]`,
+				`plan.updated #1 model reason="start over" rejected error="Missing required field(s): tasks\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan." over_cap=false`,
+				`tool update_task_plan task=- hint=- failed error="Missing required field(s): tasks\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan." control`,
+				`plan.updated #2 tool_failures reason="nothing to do" rejected error="Task list cannot be empty\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan." over_cap=false`,
+				`tool update_task_plan task=- hint=- failed error="Task list cannot be empty\n\nTip: If this approach is wrong or the plan is no longer valid, call update_task_plan with a revised task list, then continue with the new plan." control`,
+				`plan.updated #3 tool_failures reason="split the work" tasks=[1 2 3] kept=[] dropped=[1 2] over_cap=false`,
+				`tool update_task_plan task=- hint=- ok control`,
+				`plan.updated #4 model reason="lexer first" tasks=[1 2 3] kept=[] dropped=[1 2 3] over_cap=true`,
+				`tool update_task_plan task=- hint=- ok control`,
+				`tool run_command task=1 hint=command ok`,
+				`tool complete_task task=1 hint=command failed error="completion_type=success conflicts with execution signals (failed tools or replans observed). Use completion_type=partial_success or failure." control`,
+				`tool complete_task task=1 hint=command ok control`,
+				`task.completed 1 success calls=3 reported=partial_success`,
+				`ended partial_success replans=4 calls=7 failed=3 iterations=5 ms=23000`,
+			},
+			stats: Counts{Lines: 24, Events: 15, Sessions: 1},
+		},
+		{
+			name: "the depth limit, then a replan it triggered",
+			file: "depth_limit.jsonl",
+			want: []string{
+				`started goal="Find where the timeout is set" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file`,
+				`plan.created model tasks=[1 2]`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`depth_limit task=1 calls=15 limit=15`,
+				`plan.updated #1 depth_limit reason="search instead of reading file by file" tasks=[1 2] kept=[] dropped=[1 2] over_cap=false`,
+				`hint.stripped task=1 hint=grep replan unavailable`,
+				`tool update_task_plan task=- hint=- ok control`,
+				`ended partial_success replans=1 calls=16 failed=0 iterations=4 ms=38000`,
+			},
+			stats: Counts{Lines: 39, Events: 22, Sessions: 1},
+		},
+		{
+			name: "a plain answer is not a session",
+			file: "plain_answer.jsonl",
+			want: []string{
+				`started goal="List the repository" agent=skilllite model=unknown tools=complete_task,update_task_plan,list_directory`,
+				`plan.created model tasks=[1]`,
+				`tool list_directory task=1 hint=file_list ok`,
+				`tool complete_task task=1 hint=file_list ok control`,
+				`task.completed 1 success calls=2 reported=success`,
+				`ended success replans=0 calls=2 failed=0 iterations=1 ms=7000`,
+			},
+			stats: Counts{Lines: 13, Events: 6, Sessions: 1, Ignored: 2, PlainAnswers: 1},
+		},
+		{
+			name: "the fallback plan (a recording with the request)",
+			file: "fallback_plan.jsonl",
+			want: []string{
+				`started goal="Tidy the build scripts" agent=skilllite model=unknown tools=complete_task,update_task_plan,list_directory`,
+				`plan.created fallback tasks=[1]`,
+				`tool list_directory task=1 hint=- ok`,
+				`tool complete_task task=1 hint=- ok control`,
+				`task.completed 1 success calls=2 reported=success`,
+				`ended success replans=0 calls=2 failed=0 iterations=1 ms=8000`,
+			},
+			stats: Counts{Lines: 9, Events: 6, Sessions: 1},
+		},
+		{
+			name: "an error event ends the turn as failure",
 			file: "error_event.jsonl",
 			want: []string{
-				`started goal="Deploy the service" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
+				`started goal="Summarise the changelog" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file`,
 				`plan.created model tasks=[1]`,
-				`tool run_command task=1 hint=run_command failed error="no tool_result before the turn ended" kind=no_result`,
-				`ended failure replans=0 calls=1 failed=1 iterations=1 ms=3000`,
+				`tool read_file task=1 hint=file_read ok`,
+				`ended failure replans=0 calls=1 failed=0 iterations=1 ms=4000`,
 			},
-			stats: Counts{Lines: 5, Events: 4, Sessions: 1, Ignored: 1},
+			stats: Counts{Lines: 5, Events: 4, Sessions: 1},
 		},
 		{
-			name: "malformed lines are reported, skipped and counted",
+			name: "the input ends mid-call",
+			file: "cut_mid_turn.jsonl",
+			want: []string{
+				`started goal="Run the benchmarks" agent=skilllite model=unknown tools=complete_task,update_task_plan,run_command`,
+				`plan.created model tasks=[1]`,
+				`tool run_command task=1 hint=command failed error="no tool_result before the turn ended" kind=no_result`,
+				`ended aborted replans=0 calls=1 failed=1 iterations=1 ms=4000`,
+			},
+			stats: Counts{Lines: 5, Events: 4, Sessions: 1, Ignored: 2},
+		},
+		{
+			name: "events that are no planning signal are ignored",
+			file: "unknown_events.jsonl",
+			want: []string{
+				`started goal="Preview the site" agent=skilllite model=unknown tools=complete_task,update_task_plan,preview_server`,
+				`plan.created model tasks=[1]`,
+				`tool preview_server task=1 hint=preview ok`,
+				`tool complete_task task=1 hint=preview ok control`,
+				`task.completed 1 success calls=2 reported=success`,
+				`ended success replans=0 calls=2 failed=0 iterations=1 ms=14000`,
+			},
+			stats: Counts{Lines: 15, Events: 6, Sessions: 1, Ignored: 7},
+		},
+		{
+			name: "malformed lines are reported and skipped",
 			file: "malformed.jsonl",
 			want: []string{
-				`started goal="List the files" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
+				`started goal="List the files" agent=skilllite model=unknown tools=complete_task,update_task_plan,list_directory`,
 				`plan.created model tasks=[1]`,
 				`tool list_directory task=1 hint=list_directory ok`,
-				`ended success replans=0 calls=1 failed=0 iterations=1 ms=5000`,
+				`ended success replans=0 calls=1 failed=0 iterations=0 ms=5000`,
 			},
 			bad:   []int{2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 19, 21},
 			stats: Counts{Lines: 21, Events: 4, Sessions: 1, Malformed: 15},
-		},
-		{
-			name: "unknown events and other requests are ignored",
-			file: "unknown_events.jsonl",
-			want: []string{
-				`started goal="Delete the tmp directory" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
-				`plan.created model tasks=[1]`,
-				`tool run_command task=1 hint=run_command ok`,
-				`task.completed 1 success calls=1`,
-				`ended success replans=0 calls=1 failed=0 iterations=1 ms=11000`,
-			},
-			stats: Counts{Lines: 15, Events: 5, Sessions: 1, Ignored: 9},
-		},
-		{
-			name: "events without request lines: goal from the plan, progress and replans from task_plan alone",
-			file: "no_request.jsonl",
-			want: []string{
-				`started goal="Fetch the weather for Shenzhen" agent=skilllite model=unknown tools=complete_task,update_task_plan`,
-				`plan.created model tasks=[1 2]`,
-				`tool weather task=1 hint=weather ok`,
-				`task.completed 1 success calls=1`,
-				`plan.updated #1 model tasks=[1* 2] kept=[1] dropped=[2] over_cap=false`,
-				`tool http_request task=2 hint=http_request ok`,
-				`ended partial_success replans=1 calls=2 failed=0 iterations=2 ms=7000`,
-				`started goal="unknown" agent=skilllite model=unknown tools=complete_task,update_task_plan,weather,http_request`,
-				`ended success replans=0 calls=0 failed=0 iterations=0 ms=0`,
-			},
-			stats: Counts{Lines: 10, Events: 9, Sessions: 2, Ignored: 1},
 		},
 	}
 	for _, tt := range tests {
@@ -182,105 +231,103 @@ func TestTranslateFixtures(t *testing.T) {
 }
 
 // Orderings and gaps the fixtures do not show, in a compact notation: each
-// input line is an event name and its data, or a request.
+// input line is an event in SkillLite's format (see line.go), or, marked,
+// a variant of recorders.
 func TestTranslateEdgeCases(t *testing.T) {
 	const (
-		req   = `{"method":"agent_chat","params":{"message":"g"}}`
-		plan2 = `{"event":"task_plan","data":{"tasks":[{"id":1,"description":"a","tool_hint":"grep","completed":false},{"id":2,"description":"b","tool_hint":null,"completed":false}]}}`
-		plan3 = `{"event":"task_plan","data":{"tasks":[{"id":1,"description":"a","tool_hint":"grep","completed":false},{"id":2,"description":"c","completed":false}]}}`
-		plan4 = `{"event":"task_plan","data":{"tasks":[{"id":1,"description":"a","tool_hint":"grep","completed":false},{"id":2,"description":"d","completed":false}]}}`
-		utp   = `{"event":"tool_call","data":{"name":"update_task_plan","arguments":"{\"reason\":\"r\"}"}}`
-		utpOK = `{"event":"tool_result","data":{"name":"update_task_plan","result":"updated","is_error":false}}`
-		done  = `{"event":"done","data":{"task_completed":true}}`
+		plan2    = `{"data":{"tasks":[{"completed":false,"description":"a","id":1,"tool_hint":"file_read"},{"completed":false,"description":"b","id":2}]},"event":"task_plan"}`
+		plan3    = `{"data":{"tasks":[{"completed":false,"description":"c","id":1,"tool_hint":"command"}]},"event":"task_plan"}`
+		utp      = `{"data":{"arguments":"{\"reason\":\"r\",\"tasks\":[{\"description\":\"c\",\"id\":1,\"tool_hint\":\"command\"}]}","name":"update_task_plan","tool_call_id":"u1"},"event":"tool_call"}`
+		utpOK    = `{"data":{"is_error":false,"name":"update_task_plan","result":"Task plan updated (1 tasks). Continue with the new plan.\nReason: r","tool_call_id":"u1"},"event":"tool_result"}`
+		usage    = `{"data":{"completion_tokens":1,"prompt_tokens":1,"total_tokens":2},"event":"llm_usage"}`
+		done     = `{"data":{"completion_type":"success","response":"ok","task_completed":true,"task_id":"t","tool_calls":1},"event":"done"}`
+		read     = `{"data":{"arguments":"{\"path\":\"a\"}","name":"read_file","tool_call_id":"r1"},"event":"tool_call"}`
+		readOK   = `{"data":{"is_error":false,"name":"read_file","result":"A","tool_call_id":"r1"},"event":"tool_result"}`
+		refuse   = `{"data":{"arguments":"{\"completion_type\":\"success\",\"task_id\":1}","name":"complete_task","tool_call_id":"c1"},"event":"tool_call"}`
+		refused  = `{"data":{"is_error":true,"name":"complete_task","result":"completion_type=success conflicts with execution signals (failed tools or replans observed). Use completion_type=partial_success or failure.","tool_call_id":"c1"},"event":"tool_result"}`
+		complete = `{"data":{"arguments":"{\"completion_type\":\"partial_success\",\"task_id\":2}","name":"complete_task","tool_call_id":"c2"},"event":"tool_call"}`
 	)
-	started := `started goal="g" agent=skilllite model=unknown tools=complete_task,update_task_plan`
+	started := `started goal="a" agent=skilllite model=unknown tools=complete_task,update_task_plan`
 	tests := []struct {
 		name  string
 		lines []string
 		want  []string
 	}{
 		{
-			name:  "the result of update_task_plan before its task_plan",
-			lines: []string{req, plan2, utp, utpOK, plan3, done},
+			name:  "update_task_plan whose result was suppressed: accepted, since its task_plan came",
+			lines: []string{plan2, usage, utp, plan3, usage, done},
 			want: []string{started, `plan.created model tasks=[1 2]`,
-				`plan.updated #1 model reason="r" tasks=[1 2] kept=[1] dropped=[2] over_cap=false`,
+				`plan.updated #1 model reason="r" tasks=[1] kept=[] dropped=[1 2] over_cap=false`,
 				`tool update_task_plan task=- hint=- ok control`,
-				`ended success replans=1 calls=1 failed=0 iterations=1 ms=5000`},
+				`ended success replans=1 calls=1 failed=0 iterations=2 ms=5000`},
 		},
 		{
-			name:  "an accepted update_task_plan no task_plan follows",
-			lines: []string{req, plan2, utp, utpOK, `{"event":"tool_call","data":{"name":"grep"}}`, `{"event":"tool_result","data":{"name":"grep","result":"x"}}`, done},
-			want: []string{started, `plan.created model tasks=[1 2]`,
-				`plan.updated #1 model reason="r" rejected error="the call succeeded but no task_plan followed" over_cap=false`,
-				`tool update_task_plan task=- hint=- ok control`,
-				`tool grep task=1 hint=grep ok`,
-				`ended success replans=1 calls=2 failed=0 iterations=2 ms=6000`},
+			name:  "complete_task whose result was suppressed: failed, since no task_progress came",
+			lines: []string{plan2, usage, refuse, refused, read, readOK, usage, refuse, done},
+			want: []string{started + ",read_file", `plan.created model tasks=[1 2]`,
+				`tool complete_task task=1 hint=file_read failed error="completion_type=success conflicts with execution signals (failed tools or replans observed). Use completion_type=partial_success or failure." control`,
+				`tool read_file task=1 hint=file_read ok`,
+				`tool complete_task task=1 hint=file_read failed error="completion_type=success conflicts with execution signals (failed tools or replans observed). Use completion_type=partial_success or failure." control`,
+				`ended success replans=0 calls=3 failed=2 iterations=2 ms=8000`},
 		},
 		{
-			name:  "update_task_plan without a result when the turn ends",
-			lines: []string{req, plan2, utp, done},
+			name:  "update_task_plan when the input ends: no result",
+			lines: []string{plan2, usage, utp},
 			want: []string{started, `plan.created model tasks=[1 2]`,
 				`plan.updated #1 model reason="r" rejected error="no tool_result before the turn ended" over_cap=false`,
 				`tool update_task_plan task=- hint=- failed error="no tool_result before the turn ended" kind=no_result control`,
-				`ended success replans=1 calls=1 failed=1 iterations=1 ms=3000`},
+				`ended aborted replans=1 calls=1 failed=1 iterations=1 ms=2000`},
 		},
 		{
-			name:  "three replans: the third is over the cap",
-			lines: []string{req, plan2, utp, plan3, utpOK, utp, plan4, utpOK, utp, plan3, utpOK, done},
+			name:  "complete_task naming a later task: refused by SkillLite, attributed to the task it names",
+			lines: []string{plan2, usage, complete, `{"data":{"is_error":true,"name":"complete_task","result":"Cannot complete task 2 — current task is 1. Complete tasks in order.","tool_call_id":"c2"},"event":"tool_result"}`, done},
 			want: []string{started, `plan.created model tasks=[1 2]`,
-				`plan.updated #1 model reason="r" tasks=[1 2] kept=[1] dropped=[2] over_cap=false`,
-				`tool update_task_plan task=- hint=- ok control`,
-				`plan.updated #2 model reason="r" tasks=[1 2] kept=[1] dropped=[2] over_cap=false`,
-				`tool update_task_plan task=- hint=- ok control`,
-				`plan.updated #3 model reason="r" tasks=[1 2] kept=[1] dropped=[2] over_cap=true`,
-				`tool update_task_plan task=- hint=- ok control`,
-				`ended success replans=3 calls=3 failed=0 iterations=3 ms=11000`},
+				`tool complete_task task=2 hint=- failed error="Cannot complete task 2 — current task is 1. Complete tasks in order." control`,
+				`ended success replans=0 calls=1 failed=1 iterations=1 ms=4000`},
 		},
 		{
-			name:  "a request while a turn is open aborts it",
-			lines: []string{req, plan2, `{"event":"tool_call","data":{"name":"grep"}}`, req, done},
-			want: []string{started, `plan.created model tasks=[1 2]`,
-				`tool grep task=1 hint=grep failed error="no tool_result before the turn ended" kind=no_result`,
-				`ended aborted replans=0 calls=1 failed=1 iterations=1 ms=3000`,
-				`started goal="g" agent=skilllite model=unknown tools=complete_task,update_task_plan,grep`,
-				`ended success replans=0 calls=0 failed=0 iterations=0 ms=1000`},
+			name: "variant: a request while a turn is open aborts it; a turn with neither task nor call is a plain answer",
+			lines: []string{`{"method":"agent_chat","params":{"message":"g"}}`, plan2, read,
+				`{"method":"agent_chat","params":{"message":"h"}}`, `{"data":{"tasks":[]},"event":"task_plan"}`, done},
+			want: []string{`started goal="g" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file`,
+				`plan.created model tasks=[1 2]`,
+				`tool read_file task=1 hint=file_read failed error="no tool_result before the turn ended" kind=no_result`,
+				`ended aborted replans=0 calls=1 failed=1 iterations=0 ms=3000`},
 		},
 		{
-			name: "results paired by id, then by name; a result without its call",
-			lines: []string{req, plan2,
-				`{"event":"tool_call","data":{"name":"grep","id":"c1"}}`,
-				`{"event":"tool_call","data":{"name":"grep","id":"c2","arguments":"not json"}}`,
-				`{"event":"tool_result","data":{"name":"grep","id":"c2","result":"boom","is_error":true}}`,
-				`{"event":"tool_result","data":{"name":"grep","result":"fine"}}`,
+			name: "variant: results paired by id, then by name; a result without its call",
+			lines: []string{plan2,
+				`{"event":"tool_call","data":{"name":"grep_files","id":"c1"}}`,
+				`{"event":"tool_result","data":{"name":"grep_files","tool_call_id":"c1","result":"boom","is_error":true}}`,
+				`{"event":"tool_call","data":{"name":"grep_files","arguments":{"pattern":"x"}}}`,
+				`{"event":"tool_result","data":{"name":"grep_files","result":"fine"}}`,
 				`{"event":"tool_result","data":{"name":"read_file","result":"orphan"}}`,
 				done},
-			want: []string{started, `plan.created model tasks=[1 2]`,
-				`tool grep task=1 hint=grep failed error="boom"`,
-				`tool grep task=1 hint=grep ok`,
-				`tool read_file task=1 hint=grep ok`,
-				`ended success replans=0 calls=3 failed=1 iterations=2 ms=7000`},
+			want: []string{started + ",grep_files,read_file", `plan.created model tasks=[1 2]`,
+				`tool grep_files task=1 hint=file_read failed error="boom"`,
+				`tool grep_files task=1 hint=file_read ok`,
+				`tool read_file task=1 hint=file_read ok`,
+				`ended success replans=0 calls=3 failed=1 iterations=0 ms=6000`},
 		},
 		{
-			name: "Unix timestamps in seconds and milliseconds",
+			name: "variant: Unix timestamps in seconds and milliseconds",
 			lines: []string{
-				`{"ts":1772409600,"method":"agent_chat","params":{"message":"g"}}`,
-				`{"ts":1772409600.5,"event":"tool_call","data":{"name":"grep"}}`,
-				`{"timestamp":1772409601750,"event":"tool_result","data":{"name":"grep"}}`,
-				`{"time":"2026-03-02T00:00:03+00:00","event":"done","data":{}}`},
-			want: []string{started,
-				`tool grep task=- hint=- ok ms=1250`,
-				`ended success replans=0 calls=1 failed=0 iterations=1 ms=3000`},
+				`{"ts":1772409600,"event":"task_plan","data":{"tasks":[{"id":1,"description":"a"}]}}`,
+				`{"ts":1772409600.5,"event":"tool_call","data":{"name":"read_file"}}`,
+				`{"timestamp":1772409601750,"event":"tool_result","data":{"name":"read_file"}}`,
+				`{"time":"2026-03-02T00:00:03+00:00","event":"done","data":{"completion_type":"success"}}`},
+			want: []string{`started goal="a" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file`,
+				`plan.created model tasks=[1]`,
+				`tool read_file task=1 hint=- ok ms=1250`,
+				`ended success replans=0 calls=1 failed=0 iterations=0 ms=3000`},
 		},
 		{
-			name: "complete_task naming a task out of order completes nothing when refused",
-			lines: []string{req, plan2,
-				`{"event":"tool_call","data":{"name":"complete_task","arguments":{"task_id":2}}}`,
-				`{"event":"tool_result","data":{"name":"complete_task","result":"Cannot complete task 2 — current task is 1.","is_error":true}}`,
-				`{"event":"task_progress","data":{"task_id":1,"completed":false}}`,
-				`{"event":"done","data":{"completion_type":"failed"}}`},
+			name:  "variant: a task_plan outside update_task_plan is a replan without a call, or progress",
+			lines: []string{plan2, `{"data":{"tasks":[{"completed":true,"description":"a","id":1,"tool_hint":"file_read"},{"completed":false,"description":"b","id":2}]},"event":"task_plan"}`, plan3, done},
 			want: []string{started, `plan.created model tasks=[1 2]`,
-				`tool complete_task task=2 hint=- failed error="Cannot complete task 2 — current task is 1." control`,
-				`ended failure replans=0 calls=1 failed=1 iterations=1 ms=5000`},
+				`task.completed 1 success calls=0`,
+				`plan.updated #1 model tasks=[1] kept=[] dropped=[2] over_cap=false`,
+				`ended success replans=1 calls=0 failed=0 iterations=0 ms=3000`},
 		},
 	}
 	for _, tt := range tests {
@@ -294,6 +341,44 @@ func TestTranslateEdgeCases(t *testing.T) {
 				t.Errorf("translate =\n\t%s\nwant\n\t%s", strings.Join(got, "\n\t"), strings.Join(tt.want, "\n\t"))
 			}
 		})
+	}
+}
+
+// TestSameInputSameIDs: bridging the same input twice gives the same
+// session and event ids; another turn gets others.
+func TestSameInputSameIDs(t *testing.T) {
+	ids := func(input []byte) []string {
+		var out []string
+		for _, e := range translate(t, input).events {
+			out = append(out, e.Subject+" "+e.ID)
+		}
+		return out
+	}
+	a, b := readFixture(t, "replans.jsonl"), readFixture(t, "no_replan.jsonl")
+	first, again := ids(a), ids(a)
+	if len(first) == 0 || !slices.Equal(first, again) {
+		t.Fatalf("ids differ between two translations of the same input:\n%v\n%v", first, again)
+	}
+	both := ids(append(slices.Clone(a), b...))
+	if !slices.Equal(both[:len(first)], first) {
+		t.Errorf("a turn's ids depend on what follows it")
+	}
+	if other := ids(b); slices.Contains(first, other[0]) || strings.Fields(other[0])[0] == strings.Fields(first[0])[0] {
+		t.Errorf("two turns share ids: %s", other[0])
+	}
+}
+
+// TestToolCallID: agent.tool.called carries SkillLite's tool_call_id as an
+// extension attribute, for joins with its transcripts.
+func TestToolCallID(t *testing.T) {
+	var got []any
+	for _, e := range translate(t, readFixture(t, "no_replan.jsonl")).events {
+		if e.Type == events.ToolCalled {
+			got = append(got, e.Extensions[ToolCallIDExtension])
+		}
+	}
+	if want := []any{"call_01", "call_02", "call_03", "call_04"}; !slices.Equal(got, want) {
+		t.Errorf("tool_call ids %v, want %v", got, want)
 	}
 }
 

@@ -1,6 +1,7 @@
 package skilllite
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // Counts are a Translator's totals.
@@ -18,6 +20,18 @@ type Counts struct {
 	Sessions  int64
 	Ignored   int64
 	Malformed int64
+	// PlainAnswers are turns that ended with neither a task nor a tool call:
+	// the agent answered in text. They are not sessions (see doc.go).
+	PlainAnswers int64
+	// Skipped are tool calls SkillLite skipped, not executed, after a task
+	// transition in the same batch: not tool calls.
+	Skipped int64
+	// Suppressed are tool calls whose tool_result SkillLite did not emit, as
+	// a duplicate of an earlier one in the turn.
+	Suppressed int64
+	// CountMismatches are turns whose done line gives a tool_calls count
+	// other than the bridge's (data quality: the two should agree).
+	CountMismatches int64
 }
 
 // LineError is a malformed line, reported and skipped: Translator.Line
@@ -34,9 +48,11 @@ func (e *LineError) Unwrap() error { return e.Err }
 // of the stream: the open turn and the tool names seen. Not safe for
 // concurrent use.
 type Translator struct {
-	cfg  Config
-	sink agent.Sink
-	now  func() time.Time
+	cfg     Config
+	sink    agent.Sink
+	now     func() time.Time
+	dialect plandialect.Dialect
+	reg     *plandialect.Registry
 
 	tools []string // cfg.Tools, then the names seen
 	seen  map[string]bool
@@ -49,27 +65,22 @@ type Translator struct {
 // NewTranslator returns a Translator sending the events of cfg's agent to
 // sink; now is the clock for lines without a timestamp.
 func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) *Translator {
-	t := &Translator{cfg: cfg, sink: sink, now: now, seen: map[string]bool{}}
+	if cfg.DepthLimit <= 0 {
+		cfg.DepthLimit = DefaultDepthLimit
+	}
+	reg, err := plandialect.New(plandialect.Config{
+		Tools: map[string]string{"update_task_plan": plandialect.SkillLite}, SoftCap: replanCap,
+		RewordThreshold: plandialect.DefaultConfig().RewordThreshold,
+	})
+	if err != nil {
+		panic(fmt.Sprintf("skilllite: plan dialect registry: %v", err)) // a constant configuration
+	}
+	d, _ := reg.Lookup("update_task_plan")
+	t := &Translator{cfg: cfg, sink: sink, now: now, seen: map[string]bool{}, reg: reg, dialect: d}
 	for _, name := range cfg.Tools {
 		t.see(name)
 	}
 	return t
-}
-
-// turn is the state of one session.
-type turn struct {
-	s         *agent.Session
-	start     time.Time
-	planned   bool
-	plan      plan
-	calls     []*call        // tool calls awaiting their result, in call order
-	replan    *replanCall    // the update_task_plan call in progress
-	pending   []completion   // task completions waiting for the open calls
-	completed map[int64]bool // tasks whose agent.task.completed is out
-	taskCalls map[int64]int64
-	taskFails map[int64]int64 // failed work calls per task
-
-	replans, toolCalls, failed, iterations int64
 }
 
 // Stats returns the totals so far.
@@ -84,10 +95,14 @@ func (t *Translator) Line(ctx context.Context, n int, raw []byte) error {
 		t.n.Malformed++
 		return &LineError{Line: n, Err: err}
 	}
+	if l.at.IsZero() {
+		t.transcriptTime(&l)
+	}
 	t.at, t.ts = l.at, !l.at.IsZero()
 	if !t.ts {
 		t.at = t.now()
 	}
+	l.raw = bytes.TrimSpace(raw)
 	err = t.apply(ctx, l)
 	if ee := (*events.Error)(nil); errors.As(err, &ee) {
 		// A value the contract cannot carry: a bug of the bridge rather
@@ -111,7 +126,7 @@ func (t *Translator) Close(ctx context.Context) error {
 		return nil
 	}
 	// The session ends at the last line read, whose time t.at still is.
-	return t.end(ctx, events.OutcomeAborted)
+	return t.end(ctx, events.OutcomeAborted, endCut)
 }
 
 func (t *Translator) apply(ctx context.Context, l rpcLine) error {
@@ -120,62 +135,58 @@ func (t *Translator) apply(ctx context.Context, l rpcLine) error {
 		return nil
 	case kindOtherRequest, kindUnknownEvent:
 		t.n.Ignored++
+		if t.turn != nil {
+			t.turn.hash.add(l.raw)
+		}
 		return nil
 	case kindChat:
 		if t.turn != nil {
-			if err := t.end(ctx, events.OutcomeAborted); err != nil {
+			if err := t.end(ctx, events.OutcomeAborted, endCut); err != nil {
 				return err
 			}
 		}
-		goal, model := l.chat.message, l.chat.model
-		if !l.chat.hasMessage {
-			goal = "unknown"
-		}
-		if model == "" {
-			model = t.cfg.Model
-		}
-		return t.begin(ctx, goal, model)
+		t.begin(l.chat.model)
+		t.turn.hash.add(l.raw)
+		t.turn.goal, t.turn.hasGoal = l.chat.message, l.chat.hasMessage
+		return nil
 	case kindError:
 		if t.turn == nil {
 			t.n.Ignored++
 			return nil
 		}
-		return t.end(ctx, events.OutcomeFailure)
+		t.turn.hash.add(l.raw)
+		return t.end(ctx, events.OutcomeFailure, endError)
 	case kindToolCall:
 		t.see(l.call.name)
 	case kindToolResult:
 		t.see(l.res.name)
 	}
 	if t.turn == nil {
-		goal := "unknown"
-		if l.kind == kindTaskPlan && len(l.tasks) > 0 && l.tasks[0].Description != "" {
-			goal = l.tasks[0].Description
-		}
-		if err := t.begin(ctx, goal, t.cfg.Model); err != nil {
-			return err
-		}
+		t.begin("")
 	}
-	if r := t.turn.replan; r != nil && r.resultSeen && l.kind != kindTaskPlan {
-		// An accepted update_task_plan call no task_plan followed.
-		if err := t.finishReplan(ctx, ""); err != nil {
-			return err
-		}
-	}
+	t.turn.hash.add(l.raw)
 	switch l.kind {
 	case kindTaskPlan:
-		return t.taskPlan(ctx, l.tasks)
+		return t.taskPlan(l.tasks)
 	case kindTaskProgress:
-		return t.progress(ctx, l.prog)
+		return t.progress(l.prog)
 	case kindToolCall:
-		return t.toolCall(ctx, l.call)
+		return t.toolCall(l.call)
 	case kindToolResult:
-		return t.toolResult(ctx, l.res)
+		return t.toolResult(l.res)
+	case kindLLMUsage:
+		t.endBatch()
+		t.turn.iterations++
+		return nil
 	default: // kindDone
-		return t.done(ctx, l.done)
+		if d := l.done; d.toolCalls >= 0 {
+			t.turn.agentToolCalls = d.toolCalls
+		}
+		return t.end(ctx, outcomeOf(l.done, t.turn.track.Plan()), endDone)
 	}
 }
 
-// see records a tool name for the next sessions' tools.
+// see records a tool name for the sessions' tools.
 func (t *Translator) see(name string) {
 	if name == "" || t.seen[name] {
 		return
@@ -184,48 +195,139 @@ func (t *Translator) see(name string) {
 	t.tools = append(t.tools, name)
 }
 
-func (t *Translator) emit(ctx context.Context, typ events.Type, data any) error {
-	if err := t.turn.s.Emit(ctx, typ, data); err != nil {
-		return err
+// transcriptTime gives a tool_call or tool_result line the time the
+// transcripts hold for it.
+func (t *Translator) transcriptTime(l *rpcLine) {
+	switch l.kind {
+	case kindToolCall:
+		if c, ok := t.cfg.Transcripts.Lookup(l.call.id, l.call.name); ok {
+			l.at = c.Called
+		}
+	case kindToolResult:
+		if c, ok := t.cfg.Transcripts.Lookup(l.res.id, l.res.name); ok {
+			l.at, l.res.elapsedMS = c.Returned, c.ElapsedMS
+		}
 	}
-	t.n.Events++
+}
+
+// record queues an event of the open turn, made now; a turn's events are
+// sent when it ends, under ids derived from its content.
+func (t *Translator) record(typ events.Type, data any) {
+	t.turn.out = append(t.turn.out, pending{typ: typ, data: data, at: t.at, known: t.ts})
+}
+
+func (t *Translator) begin(model string) {
+	if model == "" {
+		model = t.cfg.Model
+	}
+	t.turn = newTurn(t.reg.NewTracker(), t.at, model)
+	t.turn.startKnown = t.ts
+}
+
+// endKind is how a turn ended.
+type endKind int
+
+const (
+	endDone  endKind = iota // a done line
+	endError                // an error line
+	endCut                  // the input ended, or a new request came
+)
+
+// end settles what is open and sends the turn's events, ended with outcome.
+func (t *Translator) end(ctx context.Context, outcome events.Outcome, how endKind) error {
+	tr := t.turn
+	defer func() { t.turn = nil }()
+	if c := tr.open; c != nil {
+		if how == endCut {
+			// The input stopped mid-call: the result is not known.
+			r := noResult("no tool_result before the turn ended")
+			t.settle(c, &r)
+		} else {
+			t.settle(c, nil)
+		}
+	}
+	t.endBatch()
+	t.drain()
+	if how == endDone && tr.agentToolCalls >= 0 && tr.agentToolCalls != tr.toolCalls {
+		t.n.CountMismatches++
+	}
+	if how == endDone && !tr.hasTasks && !tr.anyCall {
+		t.n.PlainAnswers++
+		return nil
+	}
+	return t.flush(ctx, outcome)
+}
+
+// flush sends the session's events.
+func (t *Translator) flush(ctx context.Context, outcome events.Outcome) error {
+	tr := t.turn
+	goal := "unknown"
+	switch {
+	case tr.hasGoal:
+		goal = tr.goal
+	case len(tr.firstTasks) > 0 && tr.firstTasks[0].Description != "":
+		goal = tr.firstTasks[0].Description
+	}
+	started := pending{typ: events.SessionStarted, at: tr.start, known: tr.startKnown, data: agent.SessionStarted{
+		Goal: goal, Agent: t.cfg.Agent, AgentVersion: t.cfg.AgentVersion, Model: tr.model,
+		Tools: slices.Clone(t.tools),
+	}}
+	ended := pending{typ: events.SessionEnded, at: t.at, known: t.ts}
+	session := tr.hash.sessionID()
+	all := append(append([]pending{started}, tr.out...), ended)
+	fillTimes(all)
+	ended.at = all[len(all)-1].at
+	all[len(all)-1].data = agent.SessionEnded{
+		Outcome: outcome, Replans: tr.attempts, ToolCalls: tr.toolCalls, FailedToolCalls: tr.failed,
+		Iterations: tr.iterations, DurationMS: max(0, ended.at.Sub(all[0].at).Milliseconds()),
+	}
+	for i, p := range all {
+		seq := int64(i + 1)
+		e, err := events.New(t.cfg.Source, session, seq, p.typ, p.at, p.data)
+		if err != nil {
+			return fmt.Errorf("session %s: build %s #%d: %w", session, p.typ, seq, err)
+		}
+		e.ID = eventID(session, seq)
+		if p.toolCallID != "" {
+			e.Extensions = map[string]any{ToolCallIDExtension: p.toolCallID}
+		}
+		if err := t.sink.Send(ctx, e); err != nil {
+			return err
+		}
+		t.n.Events++
+	}
+	t.n.Sessions++
 	return nil
 }
 
-func (t *Translator) begin(ctx context.Context, goal, model string) error {
-	s := agent.NewSession(t.sink, t.cfg.Source, "").WithClock(func() time.Time { return t.at })
-	t.turn = &turn{
-		s: s, start: t.at,
-		completed: map[int64]bool{}, taskCalls: map[int64]int64{}, taskFails: map[int64]int64{},
-	}
-	t.n.Sessions++
-	return t.emit(ctx, events.SessionStarted, agent.SessionStarted{
-		Goal: goal, Agent: t.cfg.Agent, AgentVersion: t.cfg.AgentVersion, Model: model,
-		Tools: slices.Clone(t.tools),
-	})
+// ToolCallIDExtension is the CloudEvents extension attribute of
+// agent.tool.called that carries SkillLite's tool_call_id, for joins with
+// its transcripts.
+const ToolCallIDExtension = "toolcallid"
+
+// pending is an event of the open turn, waiting for the turn to end.
+type pending struct {
+	typ        events.Type
+	data       any
+	at         time.Time
+	known      bool // at is the time of a line (a timestamp, a transcript), not the clock's
+	toolCallID string
 }
 
-// end settles what is open and ends the turn with outcome.
-func (t *Translator) end(ctx context.Context, outcome events.Outcome) error {
-	tr := t.turn
-	defer func() { t.turn = nil }()
-	if tr.replan != nil {
-		if err := t.finishReplan(ctx, "no tool_result before the turn ended"); err != nil {
-			return err
+// fillTimes gives the events whose time is the clock's, in a turn where
+// some have a known time, the known time before them (the first known one
+// for those before it): a backfill with transcripts keeps the real times.
+func fillTimes(ps []pending) {
+	first := slices.IndexFunc(ps, func(p pending) bool { return p.known })
+	if first < 0 {
+		return
+	}
+	last := ps[first].at
+	for i := range ps {
+		if ps[i].known {
+			last = ps[i].at
+		} else {
+			ps[i].at = last
 		}
 	}
-	for len(tr.calls) > 0 {
-		c := tr.calls[0]
-		tr.calls = tr.calls[1:]
-		if err := t.emitCall(ctx, c, noResult("no tool_result before the turn ended")); err != nil {
-			return err
-		}
-	}
-	if err := t.drain(ctx); err != nil {
-		return err
-	}
-	return t.emit(ctx, events.SessionEnded, agent.SessionEnded{
-		Outcome: outcome, Replans: tr.replans, ToolCalls: tr.toolCalls, FailedToolCalls: tr.failed,
-		Iterations: tr.iterations, DurationMS: max(0, t.at.Sub(tr.start).Milliseconds()),
-	})
 }
