@@ -20,6 +20,7 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/otlpin"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 )
@@ -40,6 +41,7 @@ Flags:
 
 type options struct {
 	db, file, natsURL, listen, storeDir, httpAddr string
+	otlp                                          string
 	conn                                          bus.ConnConfig
 	stream                                        bus.StreamConfig
 	cfg                                           ingest.Config
@@ -79,6 +81,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.cfg.Progress, "progress", o.cfg.Progress, "log progress this often")
 	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
 	fs.DurationVar(&o.cfg.FactsEvery, "facts-every", o.cfg.FactsEvery, "store the analysis facts of the sessions written this often while keeping up: 12 times as long through a backlog, also on catching up, idle and stop, never sooner than 9× the last refresh's duration (docs/sql.md, \"Stored facts\")")
+	fs.StringVar(&o.otlp, "otlp", "", "receive OpenTelemetry GenAI traces over OTLP/HTTP on this `address` (e.g. :4318), POST /v1/traces (docs/otel.md); off when empty")
 	fs.StringVar(&o.httpAddr, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
@@ -212,6 +215,13 @@ func runNATS(ctx context.Context, o *options, st *store.Store, in *ingest.Ingest
 	if _, err := bus.EnsureStream(ctx, js, o.stream); err != nil {
 		return err
 	}
+	if o.otlp != "" {
+		rc, err := otlpin.Start(otlpin.DefaultConfig(o.otlp, o.stream.Prefix), js, log.With("component", "otlp"))
+		if err != nil {
+			return err
+		}
+		defer closeOTLP(rc, log)
+	}
 	if o.queryOn {
 		qs, err := query.Start(ctx, nc, st.DB(), o.query, log.With("component", "query"))
 		if err != nil {
@@ -251,4 +261,14 @@ func serveHTTP(addr string, h http.Handler, log *slog.Logger) (func(), error) {
 		srv.Shutdown(ctx)
 		<-done
 	}, nil
+}
+
+// closeOTLP stops the OTLP receiver and delivers what it mapped, within a
+// bound: the stream is still reachable, the consumer has stopped.
+func closeOTLP(rc *otlpin.Receiver, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rc.Close(ctx); err != nil {
+		log.Warn("stop otlp receiver", "err", err)
+	}
 }

@@ -30,9 +30,10 @@ type Config struct {
 	Mapper otelad.Config
 }
 
-// DefaultConfig returns the defaults for a receiver on addr.
-func DefaultConfig(addr string) Config {
-	return Config{Addr: addr, Prefix: "evo", MaxBody: DefaultMaxBody, Sweep: time.Second, Mapper: otelad.DefaultConfig()}
+// DefaultConfig returns the defaults for a receiver on addr publishing
+// under prefix.
+func DefaultConfig(addr, prefix string) Config {
+	return Config{Addr: addr, Prefix: prefix, MaxBody: DefaultMaxBody, Sweep: time.Second, Mapper: otelad.DefaultConfig()}
 }
 
 // Validate reports every problem of c at once.
