@@ -1,0 +1,173 @@
+package otel_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
+	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+	"github.com/evosignal/evosignal/internal/events"
+)
+
+var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+var planTools = []string{"TodoWrite", "update_plan", "write_todos"}
+
+// sink keeps the events it is sent, checked against the contract.
+type sink struct {
+	tb  testing.TB
+	evs []*events.Event
+}
+
+func (s *sink) Send(_ context.Context, e *events.Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	d, err := events.Decode(b)
+	if err != nil {
+		s.tb.Fatalf("event does not pass the contract: %v\n%s", err, b)
+	}
+	s.evs = append(s.evs, d)
+	return nil
+}
+
+func mapAll(tb testing.TB, exports []ptrace.Traces) (*sink, otelad.Stats) {
+	tb.Helper()
+	s := &sink{tb: tb}
+	m, err := otelad.New(otelad.DefaultConfig(), s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, td := range exports {
+		if _, err := m.Consume(context.Background(), td, genStart); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := m.Flush(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s, m.Stats()
+}
+
+// TestMapGenerated maps generated sessions exported out of order over many
+// requests and checks each session against the generator's truth.
+func TestMapGenerated(t *testing.T) {
+	ss := adaptertest.Generate(11, 60, planTools, genStart, true)
+	s, st := mapAll(t, oteltest.Exports(5, ss))
+	truth := adaptertest.TruthOf(ss)
+	if st.Sessions != truth.Sessions || st.Quality.PlanCallsWithoutArguments != truth.MissingArgs || truth.MissingArgs == 0 {
+		t.Errorf("stats: %d sessions, %d plan calls without arguments; want %d, %d (> 0)", st.Sessions, st.Quality.PlanCallsWithoutArguments, truth.Sessions, truth.MissingArgs)
+	}
+	bySession := map[string][]*events.Event{}
+	var order []string
+	for _, e := range s.evs {
+		if _, ok := bySession[e.Subject]; !ok {
+			order = append(order, e.Subject)
+		}
+		bySession[e.Subject] = append(bySession[e.Subject], e)
+	}
+	if len(order) != len(ss) {
+		t.Fatalf("%d sessions emitted, want %d", len(order), len(ss))
+	}
+	ids := map[string]bool{}
+	for _, g := range ss {
+		sid := g.ID
+		if !g.Conversation {
+			sid = oteltest.TraceID(g).String()
+		}
+		evs := bySession[sid]
+		if len(evs) == 0 {
+			t.Fatalf("session %s (conversation %v) not emitted", sid, g.Conversation)
+		}
+		var replans, calls, failed int64
+		for i, e := range evs {
+			if ids[e.ID] {
+				t.Errorf("event id %s twice", e.ID)
+			}
+			ids[e.ID] = true
+			if e.Source != "gen-agent/otel" {
+				t.Errorf("source %q", e.Source)
+			}
+			if i > 0 && e.Seq <= evs[i-1].Seq {
+				t.Errorf("session %s: seq %d after %d", sid, e.Seq, evs[i-1].Seq)
+			}
+			p, _ := e.Payload()
+			switch d := p.(type) {
+			case *events.PlanUpdatedData:
+				replans++
+			case *events.ToolCalledData:
+				if !d.Control {
+					calls++
+					if !d.OK {
+						failed++
+					}
+					if d.TaskID == nil {
+						t.Errorf("session %s: work call %s without task", sid, d.Tool)
+					}
+				}
+			case *events.SessionStartedData:
+				if i != 0 || d.Goal != g.Goal || d.Model != g.Model || d.Agent != "gen-agent" || d.AgentVersion != "1.2.3" {
+					t.Errorf("session %s starts with %+v at %d", sid, d, i)
+				}
+			case *events.SessionEndedData:
+				if i != len(evs)-1 {
+					t.Errorf("session %s ends at event %d of %d", sid, i+1, len(evs))
+				}
+				if g.Failed && d.Outcome != events.OutcomeFailure {
+					t.Errorf("failed run ends %s", d.Outcome)
+				}
+			}
+		}
+		if replans != g.Replans || calls != g.RealCalls || failed != g.FailedCalls {
+			t.Errorf("session %s: %d replans, %d calls, %d failed; want %d, %d, %d", sid, replans, calls, failed, g.Replans, g.RealCalls, g.FailedCalls)
+		}
+	}
+}
+
+// TestMapDeterministic: the same spans, exported in another order and
+// split, give the same events.
+func TestMapDeterministic(t *testing.T) {
+	ss := adaptertest.Generate(3, 20, planTools, genStart, true)
+	a, _ := mapAll(t, oteltest.Exports(1, ss))
+	b, _ := mapAll(t, oteltest.Exports(2, ss))
+	render := func(s *sink) []string {
+		var out []string
+		for _, e := range s.evs {
+			raw, _ := json.Marshal(e)
+			out = append(out, string(raw))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if ra, rb := render(a), render(b); !slices.Equal(ra, rb) {
+		t.Fatalf("mapping differs with the export order:\n%s\n---\n%s", strings.Join(ra[:3], "\n"), strings.Join(rb[:3], "\n"))
+	}
+}
+
+// TestMapLateAndUnmapped: spans after their trace was mapped, and traces
+// without an agent span, are counted and dropped.
+func TestMapLateAndUnmapped(t *testing.T) {
+	ss := adaptertest.Generate(4, 2, planTools, genStart, false)
+	exports := oteltest.Exports(1, ss[:1])
+	orphan := oteltest.Exports(1, ss[1:])
+	// The second session without its invoke_agent span: drop the last span of
+	// the last export (the root comes last).
+	last := orphan[len(orphan)-1].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	last.RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+	all := append(append(exports, exports...), orphan...)
+	_, st := mapAll(t, all)
+	if st.Sessions != 1 || st.Unmapped != 1 || st.AfterMapped == 0 {
+		t.Errorf("stats %+v: want 1 session, 1 unmapped trace, re-sent spans dropped", st)
+	}
+	if len(st.Notes()) != 2 {
+		t.Errorf("notes %q, want two", st.Notes())
+	}
+}
