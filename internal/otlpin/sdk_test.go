@@ -78,6 +78,10 @@ func TestSDKClient(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 		sdktrace.WithBatcher(exp), sdktrace.WithSyncer(mem))
 	agentRun(ctx, tp.Tracer("sdk-test"))
+	spans := mem.GetSpans().Snapshots() // before Shutdown, which empties mem
+	if len(spans) != 17 {
+		t.Fatalf("the agent made %d spans, want 17", len(spans))
+	}
 	if err := tp.Shutdown(ctx); err != nil { // flushes the batcher
 		t.Fatal(err)
 	}
@@ -126,7 +130,7 @@ func TestSDKClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := again.ExportSpans(ctx, mem.GetSpans().Snapshots()); err != nil {
+	if err := again.ExportSpans(ctx, spans); err != nil {
 		t.Fatal(err)
 	}
 	again.Shutdown(ctx)
