@@ -13,10 +13,6 @@ import (
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
-// maxSession is the longest session id (CloudEvents subject) the contract
-// takes.
-const maxSession = 128
-
 // mapTrace maps the spans of one trace as one session and returns the
 // number of events sent and what the plan calls lacked.
 func mapTrace(ctx context.Context, reg *plandialect.Registry, sink agent.Sink, spans []*span) (int64, tally.Quality, error) {
@@ -40,10 +36,7 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, sink agent.Sink, s
 			tools = append(tools, s.tool)
 		}
 	}
-	sessionID = cmp.Or(sessionID, root.trace)
-	if len(sessionID) > maxSession {
-		sessionID = sessionID[:maxSession]
-	}
+	sessionID = cmp.Or(sessionID, root.trace) // tally hashes one too long
 	a := agentName(name)
 	sess := tally.New(sink, a+"/otel", sessionID, reg)
 	key := func(s *span) string { return s.trace + "-" + s.id }

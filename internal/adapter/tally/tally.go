@@ -12,9 +12,13 @@ package tally
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
@@ -48,7 +52,7 @@ func (q *Quality) Add(o Quality) {
 func (q Quality) Notes() []string {
 	var n []string
 	if q.PlanCallsWithoutArguments > 0 {
-		n = append(n, fmt.Sprintf("%d plan-tool calls carried no arguments and were not read as plans: enable content capture (e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) so that gen_ai.tool.call.arguments is recorded", q.PlanCallsWithoutArguments))
+		n = append(n, fmt.Sprintf("%d plan-tool calls carried no arguments and were not read as plans (the plan is never guessed); with OpenTelemetry, enable content capture so that gen_ai.tool.call.arguments is recorded (e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)", q.PlanCallsWithoutArguments))
 	}
 	if q.PlanCallsUnreadable > 0 {
 		n = append(n, fmt.Sprintf("%d plan-tool calls had arguments their dialect could not read; the plan in force was kept", q.PlanCallsUnreadable))
@@ -97,8 +101,12 @@ type Session struct {
 	emitted   int64
 }
 
-// New returns the Session id of source, emitting to sink.
+// New returns the Session id of source, emitting to sink. An id longer
+// than a session id may be (128 characters) is replaced by its hash.
 func New(sink agent.Sink, source, id string, reg *plandialect.Registry) *Session {
+	if id == "" || utf8.RuneCountInString(id) > maxKey {
+		id = hashed(id)
+	}
 	return &Session{sink: sink, source: source, id: id, reg: reg, tr: reg.NewTracker(),
 		taskCalls: map[int64]int64{}, taskFails: map[int64]int64{}}
 }
@@ -124,7 +132,7 @@ func (s *Session) emit(ctx context.Context, at At, suffix string, typ events.Typ
 	if err != nil {
 		return fmt.Errorf("session %s: %w", s.id, err)
 	}
-	e.ID = at.ID + suffix
+	e.ID = EventID(at.ID + suffix)
 	if err := e.Validate(); err != nil {
 		return fmt.Errorf("session %s: event id %q: %w", s.id, e.ID, err)
 	}
@@ -261,6 +269,24 @@ func (s *Session) End(ctx context.Context, at At, outcome events.Outcome, iterat
 		Outcome: outcome, Replans: s.tr.Replans(), ToolCalls: s.calls, FailedToolCalls: s.failed,
 		Iterations: iterations, DurationMS: max(dur.Milliseconds(), 0),
 	})
+}
+
+// maxKey is the longest event id and session id of the contract.
+const maxKey = 128
+
+// EventID returns id if it is a valid event id (1 to 128 printable ASCII
+// characters without spaces), else its hash: foreign ids are used as they
+// are when they fit, and stay deterministic when they do not.
+func EventID(id string) string {
+	if id == "" || len(id) > maxKey || strings.IndexFunc(id, func(r rune) bool { return r < '!' || r > '~' }) >= 0 {
+		return hashed(id)
+	}
+	return id
+}
+
+func hashed(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return "sha256-" + hex.EncodeToString(h[:])
 }
 
 // cut returns s cut to maxError characters.
