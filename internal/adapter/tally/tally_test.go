@@ -94,4 +94,3 @@ func TestSession(t *testing.T) {
 		t.Errorf("outcome %s, want partial_success (one of two tasks completed)", o)
 	}
 }
-
