@@ -171,3 +171,104 @@ func TestMapLateAndUnmapped(t *testing.T) {
 		t.Errorf("notes %q, want two", st.Notes())
 	}
 }
+
+// allSpans returns the spans of exports in one export.
+func allSpans(exports []ptrace.Traces) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, x := range exports {
+		x.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+	return td
+}
+
+func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				f(sp)
+			}
+		}
+	}
+}
+
+// TestMapLinger: an agent run under another span (its invoke_agent span has
+// a parent) is mapped once no span came for Linger.
+func TestMapLinger(t *testing.T) {
+	ss := adaptertest.Generate(5, 1, planTools, genStart, false)
+	td := allSpans(oteltest.Exports(1, ss))
+	eachSpan(td, func(sp ptrace.Span) {
+		if sp.ParentSpanID().IsEmpty() {
+			sp.SetParentSpanID([8]byte{1, 2, 3, 4, 5, 6, 7, 8}) // an HTTP handler's span, not exported here
+		}
+	})
+	s := &sink{tb: t}
+	cfg := otelad.DefaultConfig()
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := m.Consume(ctx, td, genStart); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.Linger-time.Millisecond)); err != nil || len(s.evs) != 0 {
+		t.Fatalf("before the linger: %d events (%v), want none", len(s.evs), err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.Linger)); err != nil || len(s.evs) == 0 || m.Stats().Sessions != 1 {
+		t.Fatalf("after the linger: %d events, %d sessions (%v), want the session", len(s.evs), m.Stats().Sessions, err)
+	}
+}
+
+// TestMapEvicts: beyond MaxSpans the oldest trace is dropped, counted.
+func TestMapEvicts(t *testing.T) {
+	ss := adaptertest.Generate(6, 3, planTools, genStart, false)
+	cfg := otelad.DefaultConfig()
+	cfg.MaxSpans = 10
+	s := &sink{tb: t}
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, g := range ss {
+		td := allSpans(oteltest.Exports(1, []adaptertest.GenSession{g}))
+		// Everything but the root: the run is not over.
+		for _, rs := range td.ResourceSpans().All() {
+			for _, sc := range rs.ScopeSpans().All() {
+				sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+			}
+		}
+		if _, err := m.Consume(ctx, td, genStart); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := m.Stats(); st.Evicted < 2 || st.Sessions != 0 {
+		t.Errorf("stats %+v: want at least 2 traces evicted, no session", st)
+	}
+}
+
+// TestMapConversationRuns: two runs (traces) of one conversation are one
+// session whose seqs increase across the runs, each run started and ended.
+func TestMapConversationRuns(t *testing.T) {
+	// Two generated sessions, ten minutes apart, rendered as two traces; the
+	// second's spans then get the first's conversation id.
+	ss := adaptertest.Generate(7, 2, planTools, genStart, false)
+	ss[0].Conversation, ss[1].Conversation = true, true
+	td0 := allSpans(oteltest.Exports(1, ss[:1]))
+	td1 := allSpans(oteltest.Exports(1, ss[1:]))
+	eachSpan(td1, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get("gen_ai.conversation.id"); ok {
+			sp.Attributes().PutStr("gen_ai.conversation.id", ss[0].ID)
+		}
+	})
+	// Map the later run first, in another mapper: the seqs still interleave
+	// in time order.
+	late, _ := mapAll(t, []ptrace.Traces{td1})
+	early, _ := mapAll(t, []ptrace.Traces{td0})
+	if late.evs[0].Subject != ss[0].ID || early.evs[0].Subject != ss[0].ID {
+		t.Fatalf("sessions %s and %s, want both %s", early.evs[0].Subject, late.evs[0].Subject, ss[0].ID)
+	}
+	if last, first := early.evs[len(early.evs)-1].Seq, late.evs[0].Seq; last >= first {
+		t.Errorf("the first run ends at seq %d, the second starts at %d", last, first)
+	}
+}
