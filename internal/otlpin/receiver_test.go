@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,9 +43,18 @@ func url(r *otlpin.Receiver) string { return "http://" + r.Addr().String() + otl
 // the decoded response.
 func post(tb testing.TB, to string, td ptrace.Traces, zip bool) ptraceotlp.ExportResponse {
 	tb.Helper()
-	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	res, err := send(to, td, zip)
 	if err != nil {
 		tb.Fatal(err)
+	}
+	return res
+}
+
+func send(to string, td ptrace.Traces, zip bool) (ptraceotlp.ExportResponse, error) {
+	out := ptraceotlp.NewExportResponse()
+	body, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+	if err != nil {
+		return out, err
 	}
 	req, _ := http.NewRequest(http.MethodPost, to, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/x-protobuf")
@@ -58,18 +69,17 @@ func post(tb testing.TB, to string, td ptrace.Traces, zip bool) ptraceotlp.Expor
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		tb.Fatal(err)
+		return out, err
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/x-protobuf" {
-		tb.Fatalf("POST: %s (%s)\n%q", res.Status, res.Header.Get("Content-Type"), raw)
+		return out, fmt.Errorf("POST: %s (%s)\n%q", res.Status, res.Header.Get("Content-Type"), raw)
 	}
-	out := ptraceotlp.NewExportResponse()
 	if err := out.UnmarshalProto(raw); err != nil {
-		tb.Fatalf("response: %v", err)
+		return out, fmt.Errorf("response: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 // TestReceiverGeneratedSessions sends generated sessions as OTLP protobuf
@@ -95,9 +105,18 @@ func TestReceiverGeneratedSessions(t *testing.T) {
 	}
 	stored := p.Count(t, "SELECT count(*) FROM events")
 
-	for i, td := range exports {
-		post(t, url(r), td, i%2 == 1)
+	// Again, from four clients at once.
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(exports); i += 4 {
+				if _, err := send(url(r), exports[i], i%2 == 1); err != nil {
+					t.Error(err)
+				}
+			}
+		})
 	}
+	wg.Wait()
 	if st := r.Stats(); st.AfterMapped != st.Spans/2 {
 		t.Errorf("%d of %d spans dropped as re-sent, want half", st.AfterMapped, st.Spans)
 	}
