@@ -25,6 +25,9 @@ const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [fla
                        docs/claude-code.md appends them; one session per session_id
   -agent NAME          anything else: SkillLite agent-rpc, NAME the agent name
 
+-source does not apply to otel (each session's source is <agent>/otel);
+-model applies to claude-code too; -tools and -agent-version to SkillLite only.
+
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
 see schema/README.md). It reads JSON lines: the events SkillLite writes,
 {"event": …, "data": …}, and, in a recorded transcript, the requests it read,
