@@ -19,6 +19,16 @@ import (
 
 const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
 
+  -agent otel          OTLP JSON lines (the collector's file exporter: one
+                       ExportTraceServiceRequest per line) of OpenTelemetry
+                       GenAI spans; one session per trace (docs/otel.md)
+  -agent claude-code   Claude Code hook inputs, as the hook in
+                       docs/claude-code.md appends them; one session per session_id
+  -agent NAME          anything else: SkillLite agent-rpc, NAME the agent name
+
+-source does not apply to otel (each session's source is <agent>/otel);
+-model applies to claude-code too; -tools and -agent-version to SkillLite only.
+
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
 see schema/README.md). It reads JSON lines as agent-rpc writes them on
 stdout, {"data": …, "event": …}; a recording may also hold the requests it
@@ -117,10 +127,17 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // validate reports every problem of the options at once, and fills in the
 // default source.
 func (o *options) validate() error {
-	if o.cfg.Source == "" && o.cfg.Agent != "" {
-		o.cfg.Source = skilllite.DefaultSource(o.cfg.Agent)
+	var errs []error
+	switch {
+	case o.cfg.Agent == agentOTel && o.cfg.Source != "":
+		errs = append(errs, errors.New("-source does not apply to -agent otel: each session's source is <agent>/otel, the agent named by its spans"))
+	case o.cfg.Agent == agentOTel:
+	default:
+		if o.cfg.Source == "" && o.cfg.Agent != "" {
+			o.cfg.Source = skilllite.DefaultSource(o.cfg.Agent)
+		}
+		errs = append(errs, o.cfg.Validate())
 	}
-	errs := []error{o.cfg.Validate()}
 	switch {
 	case o.out == "" && o.natsURL == "":
 		errs = append(errs, errors.New("say where the events go: -out FILE (- for stdout) or -nats URL"))
@@ -167,6 +184,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	out, err := openOutput(o, stdout, log)
 	if err != nil {
 		return err
+	}
+	switch o.cfg.Agent {
+	case agentOTel:
+		return bridgeOTel(ctx, in, out, stderr, log)
+	case agentClaudeCode:
+		return bridgeClaudeCode(ctx, o, in, out, stderr, log)
 	}
 	var flush func() error
 	if out.Buffered() {

@@ -80,6 +80,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&c.Store.MemoryLimit, "memory-limit", "", "DuckDB memory limit shared by ingestion, facts and the query service, e.g. 2GB (default: a quarter of RAM or of the cgroup limit, 512MiB–8GiB); a query over it fails, ingestion waits and retries (docs/operations.md)")
 	fs.StringVar(&c.Store.TempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default: <db>.tmp)")
 	fs.DurationVar(&c.Ingest.RetryMax, "retry-max", c.Ingest.RetryMax, "longest wait between commit attempts while the database fails (disk full, out of memory); nothing is acked or dead-lettered meanwhile")
+	fs.StringVar(&c.OTLP, "otlp", "", "receive OpenTelemetry GenAI traces over OTLP/HTTP on this `address` (e.g. :4318), POST /v1/traces (docs/otel.md); off when empty")
 	fs.StringVar(&c.HTTP, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")

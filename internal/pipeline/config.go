@@ -51,6 +51,10 @@ type Config struct {
 	// Query, when set, starts the read-only query service on the
 	// connection.
 	Query *query.Config
+	// OTLP, when set, receives OpenTelemetry GenAI traces over OTLP/HTTP on
+	// this address (POST /v1/traces) and publishes the events they map to
+	// on the stream, as any agent does.
+	OTLP string
 	// HTTP, when set, serves the ingester's /metrics and /healthz on this
 	// address.
 	HTTP string
@@ -116,3 +120,7 @@ func (c Config) ingestConfig() ingest.Config {
 
 // flushAcks bounds how long Close waits to send the last acks.
 const flushAcks = 5 * time.Second
+
+// closeOTLP bounds how long Close waits for the OTLP receiver to deliver
+// what it mapped.
+const closeOTLP = 30 * time.Second

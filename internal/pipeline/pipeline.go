@@ -14,6 +14,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/otlpin"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 )
@@ -32,6 +33,7 @@ type Pipeline struct {
 	qsMu   sync.Mutex     // guards qs: the store may reopen its database (restartQuery)
 	qs     *query.Service // nil when none runs
 	http   *httpServer
+	otlp   *otlpin.Receiver // nil unless Config.OTLP
 
 	ran    bool // an ingester ran: the next Ingest starts a fresh one
 	closed bool
@@ -114,6 +116,11 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		return nil, err
 	}
 	p.in.Healthy()
+	if cfg.OTLP != "" {
+		if p.otlp, err = otlpin.Start(otlpin.DefaultConfig(cfg.OTLP, cfg.Stream.Prefix), p.js, p.log.With("component", "otlp")); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Rules != nil {
 		if p.kv, err = bus.EnsureRulesBucket(ctx, p.js, *cfg.Rules); err != nil {
 			return nil, err
@@ -213,7 +220,18 @@ func (p *Pipeline) StopIngest() error {
 // connection, the store, the server. It returns the ingester's error and
 // every error of the shutdown. A second Close does nothing more.
 func (p *Pipeline) Close() error {
-	errs := []error{p.StopIngest()}
+	var errs []error
+	if p.otlp != nil {
+		// Intake first: the receiver delivers what it mapped while the
+		// stream is still reachable.
+		ctx, cancel := context.WithTimeout(context.Background(), closeOTLP)
+		if err := p.otlp.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop otlp receiver: %w", err))
+		}
+		cancel()
+		p.otlp = nil
+	}
+	errs = append(errs, p.StopIngest())
 	p.closed = true
 	if p.http != nil {
 		p.http.close()

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+)
+
+var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func writeFile(tb testing.TB, name string, b []byte) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// bridgeTwice runs the bridge on a file into the pipeline, checks the
+// analyzers against the truth, runs it again on the same file and checks
+// that nothing more was stored. It returns the stderr of the first run.
+func bridgeTwice(t *testing.T, agentFlag, file string, truth adaptertest.Truth) string {
+	t.Helper()
+	p := adaptertest.StartPipeline(t)
+	args := []string{"-agent", agentFlag, "-in", file, "-nats", p.Srv.ClientURL()}
+	var first string
+	var stored int64
+	for i := range 2 {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+			t.Fatalf("run %d (%q): %v\n%s", i+1, args, err, errOut.String())
+		}
+		p.Settle(t)
+		p.CheckTruth(t, truth)
+		n := p.Count(t, "SELECT count(*) FROM events")
+		if i == 0 {
+			first, stored = errOut.String(), n
+		} else if n != stored {
+			t.Errorf("bridging the same file again: %d events stored, want %d", n, stored)
+		}
+	}
+	return first
+}
+
+// TestBridgeOTelFile bridges generated sessions written as the collector's
+// file exporter writes them (one ExportTraceServiceRequest JSON per line).
+func TestBridgeOTelFile(t *testing.T) {
+	ss := adaptertest.Generate(31, 60, []string{"TodoWrite", "update_plan", "write_todos"}, genStart, true)
+	var b bytes.Buffer
+	for _, td := range oteltest.Exports(4, ss) {
+		line, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteString("{not otlp}\n")
+	truth := adaptertest.TruthOf(ss)
+	stderr := bridgeTwice(t, "otel", writeFile(t, "traces.jsonl", b.Bytes()), truth)
+	for _, want := range []string{"malformed line skipped", "60 sessions", "plan-tool calls carried no arguments"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestBridgeClaudeCodeHooks bridges generated Claude Code sessions written
+// as hook inputs, with and without the hook command's time envelope.
+func TestBridgeClaudeCodeHooks(t *testing.T) {
+	ss := adaptertest.Generate(41, 60, []string{"TodoWrite"}, genStart, true)
+	truth := adaptertest.TruthOf(ss)
+	hooks := append(adaptertest.ClaudeCodeHooks(ss), []byte("{\"hook_event_name\":\"Stop\"}\n")...)
+	stderr := bridgeTwice(t, "claude-code", writeFile(t, "hooks.jsonl", hooks), truth)
+	for _, want := range []string{"malformed hook record skipped", "60 sessions (60 ended, 0 open)", "plan-tool calls carried no arguments"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

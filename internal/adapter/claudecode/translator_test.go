@@ -1,0 +1,166 @@
+package claudecode_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/adapter/claudecode"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
+)
+
+const source = "claude-code/bridge/test-host"
+
+var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+type sink struct{ evs []*events.Event }
+
+func (s *sink) Send(_ context.Context, e *events.Event) error {
+	s.evs = append(s.evs, e)
+	return nil
+}
+
+func translate(tb testing.TB, in []byte) (*sink, claudecode.Counts, []string) {
+	tb.Helper()
+	s := &sink{}
+	cfg := claudecode.Config{Agent: "claude-code", Source: source, Model: "unknown", Plan: plandialect.DefaultConfig()}
+	tr, err := claudecode.NewTranslator(cfg, s, func() time.Time { return clock })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var bad []string
+	ctx := context.Background()
+	if err := tr.Read(ctx, bytes.NewReader(in), func(e *claudecode.RecordError) { bad = append(bad, e.Error()) }); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tr.Close(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	// Every event passes the contract once encoded.
+	var buf bytes.Buffer
+	for _, e := range s.evs {
+		b, _ := json.Marshal(e)
+		buf.Write(append(b, '\n'))
+	}
+	adaptertest.DecodeLines(tb, buf.Bytes())
+	return s, tr.Stats(), bad
+}
+
+// TestTranslateFixture translates hook inputs in the published format:
+// a session with a plan, a status-only update, a rewording and an added
+// task (one replan), a failed and an interrupted call, ended by SessionEnd;
+// one ended by its Stop at the end of input; one left open.
+func TestTranslateFixture(t *testing.T) {
+	in, err := os.ReadFile("testdata/session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, c, bad := translate(t, in)
+	var got []string
+	for _, e := range s.evs {
+		got = append(got, e.Subject[:8]+" "+adaptertest.Render(t, e))
+	}
+	want := []string{
+		`8c35adc1 started goal="Fix the integer overflow in the lexer" agent=claude-code model=claude-sonnet-4-5 tools=`,
+		`8c35adc1 plan.created model tasks=[1 2]`,
+		`8c35adc1 tool TodoWrite task=- hint=- ok control ms=20`,
+		`8c35adc1 tool Read task=1 hint=- ok ms=250`,
+		`8c35adc1 task.completed 1 success calls=1`,
+		`8c35adc1 tool TodoWrite task=- hint=- ok control`,
+		`8c35adc1 tool Bash task=2 hint=- failed error="Exit code 1\n--- FAIL: TestOverflow" ms=3500`,
+		`8c35adc1 plan.updated #1 model tasks=[1* 2 3] kept=[1] dropped=[] over_cap=false`,
+		`8c35adc1 tool TodoWrite task=- hint=- ok control`,
+		`8c35adc1 tool Edit task=2 hint=- failed error="The user doesn't want to proceed with this tool use." kind=interrupted`,
+		`8c35adc1 task.completed 2 partial_success calls=2`,
+		`8c35adc1 task.completed 3 success calls=0`,
+		`8c35adc1 tool TodoWrite task=- hint=- ok control`,
+		`8c35adc1 ended success replans=1 calls=7 failed=2 iterations=1 ms=300000`,
+		`0b7e1d55 started goal="What does parse.go do?" agent=claude-code model=unknown tools=`,
+		`0b7e1d55 tool Read task=- hint=- ok`,
+		`5d1f0c2e started goal="still running" agent=claude-code model=unknown tools=`,
+		`0b7e1d55 ended success replans=0 calls=1 failed=0 iterations=1 ms=0`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i, e := range s.evs {
+		if e.Source != source {
+			t.Errorf("event %d: source %q", i, e.Source)
+		}
+	}
+	if first := s.evs[0]; first.ID != "8c35adc1-2f4e-4c1b-9d0a-6b1f3f0e9a21/start" || first.Seq != 1 || !first.Time.Equal(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("first event: id %s seq %d time %s", first.ID, first.Seq, first.Time)
+	}
+	wantC := claudecode.Counts{Records: 18, Events: 18, Sessions: 3, Ended: 2, Open: 1}
+	if c != wantC || len(bad) != 0 {
+		t.Errorf("counts %+v, want %+v; malformed %q", c, wantC, bad)
+	}
+}
+
+// TestTranslateAgain: the same hooks translate to the same ids and seqs.
+func TestTranslateAgain(t *testing.T) {
+	in, _ := os.ReadFile("testdata/session.jsonl")
+	a, _, _ := translate(t, in)
+	b, _, _ := translate(t, in)
+	for i := range a.evs {
+		if a.evs[i].ID != b.evs[i].ID || a.evs[i].Seq != b.evs[i].Seq {
+			t.Fatalf("event %d: %s #%d, then %s #%d", i, a.evs[i].ID, a.evs[i].Seq, b.evs[i].ID, b.evs[i].Seq)
+		}
+	}
+}
+
+func TestTranslateMalformed(t *testing.T) {
+	tests := []struct {
+		name, in, err string
+	}{
+		{"no session", `{"hook_event_name":"Stop"}`, "no session_id"},
+		{"no event", `{"session_id":"s"}`, "no hook_event_name"},
+		{"not an object", `[1,2]`, "not a JSON object"},
+		{"no tool name", `{"session_id":"s","hook_event_name":"PostToolUse"}`, "without tool_name"},
+		{"bad hook", `{"time":"2026-11-30T10:00:00Z","hook":{"session_id":3}}`, "hook input"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, c, bad := translate(t, []byte(tt.in))
+			if len(bad) != 1 || !strings.Contains(bad[0], tt.err) || c.Malformed != 1 {
+				t.Errorf("malformed %q (count %d), want one with %q", bad, c.Malformed, tt.err)
+			}
+		})
+	}
+	// Text that is not JSON ends the input with an error.
+	s := &sink{}
+	tr, _ := claudecode.NewTranslator(claudecode.Config{Agent: "claude-code", Source: source, Plan: plandialect.DefaultConfig()}, s, time.Now)
+	var re *claudecode.RecordError
+	if err := tr.Read(context.Background(), strings.NewReader("{}\nnot json"), func(*claudecode.RecordError) {}); !errors.As(err, &re) || re.Record != 2 {
+		t.Errorf("Read(not json) = %v, want a RecordError at record 2", err)
+	}
+}
+
+func FuzzRecord(f *testing.F) {
+	in, _ := os.ReadFile("testdata/session.jsonl")
+	for line := range bytes.SplitSeq(in, []byte("\n")) {
+		f.Add(line)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := &sink{}
+		tr, _ := claudecode.NewTranslator(claudecode.Config{Agent: "claude-code", Source: source, Model: "m", Plan: plandialect.DefaultConfig()}, s, func() time.Time { return clock })
+		ctx := context.Background()
+		for range 2 {
+			err := tr.Record(ctx, b)
+			var re *claudecode.RecordError
+			if err != nil && !errors.As(err, &re) {
+				t.Fatalf("Record: %v", err)
+			}
+		}
+		if err := tr.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	})
+}

@@ -1,0 +1,41 @@
+package otel_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
+	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+)
+
+// FuzzReadJSONLines: whatever an OTLP JSON file holds, the mapper emits
+// only events that pass the contract (the sink checks), and fails only on
+// lines it reports.
+func FuzzReadJSONLines(f *testing.F) {
+	ss := adaptertest.Generate(2, 2, planTools, genStart, true)
+	var all bytes.Buffer
+	for _, td := range oteltest.Exports(3, ss) {
+		b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		all.Write(append(b, '\n'))
+	}
+	f.Add(all.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := otelad.New(otelad.DefaultConfig(), &sink{tb: t})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = otelad.ReadJSONLines(context.Background(), bytes.NewReader(b), m, func(*otelad.LineError) {})
+		if err != nil && !errors.Is(err, bytes.ErrTooLarge) {
+			t.Fatalf("ReadJSONLines: %v", err)
+		}
+	})
+}

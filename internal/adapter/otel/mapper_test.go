@@ -1,0 +1,274 @@
+package otel_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
+	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+	"github.com/evosignal/evosignal/internal/events"
+)
+
+var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+var planTools = []string{"TodoWrite", "update_plan", "write_todos"}
+
+// sink keeps the events it is sent, checked against the contract.
+type sink struct {
+	tb  testing.TB
+	evs []*events.Event
+}
+
+func (s *sink) Send(_ context.Context, e *events.Event) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	d, err := events.Decode(b)
+	if err != nil {
+		s.tb.Fatalf("event does not pass the contract: %v\n%s", err, b)
+	}
+	s.evs = append(s.evs, d)
+	return nil
+}
+
+func mapAll(tb testing.TB, exports []ptrace.Traces) (*sink, otelad.Stats) {
+	tb.Helper()
+	s := &sink{tb: tb}
+	m, err := otelad.New(otelad.DefaultConfig(), s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, td := range exports {
+		if _, err := m.Consume(context.Background(), td, genStart); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := m.Flush(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return s, m.Stats()
+}
+
+// TestMapGenerated maps generated sessions exported out of order over many
+// requests and checks each session against the generator's truth.
+func TestMapGenerated(t *testing.T) {
+	ss := adaptertest.Generate(11, 60, planTools, genStart, true)
+	s, st := mapAll(t, oteltest.Exports(5, ss))
+	truth := adaptertest.TruthOf(ss)
+	if st.Sessions != truth.Sessions || st.Quality.PlanCallsWithoutArguments != truth.MissingArgs || truth.MissingArgs == 0 {
+		t.Errorf("stats: %d sessions, %d plan calls without arguments; want %d, %d (> 0)", st.Sessions, st.Quality.PlanCallsWithoutArguments, truth.Sessions, truth.MissingArgs)
+	}
+	bySession := map[string][]*events.Event{}
+	var order []string
+	for _, e := range s.evs {
+		if _, ok := bySession[e.Subject]; !ok {
+			order = append(order, e.Subject)
+		}
+		bySession[e.Subject] = append(bySession[e.Subject], e)
+	}
+	if len(order) != len(ss) {
+		t.Fatalf("%d sessions emitted, want %d", len(order), len(ss))
+	}
+	ids := map[string]bool{}
+	for _, g := range ss {
+		sid := g.ID
+		if !g.Conversation {
+			sid = oteltest.TraceID(g).String()
+		}
+		evs := bySession[sid]
+		if len(evs) == 0 {
+			t.Fatalf("session %s (conversation %v) not emitted", sid, g.Conversation)
+		}
+		var replans, calls, failed int64
+		for i, e := range evs {
+			if ids[e.ID] {
+				t.Errorf("event id %s twice", e.ID)
+			}
+			ids[e.ID] = true
+			if e.Source != "gen-agent/otel" {
+				t.Errorf("source %q", e.Source)
+			}
+			if i > 0 && e.Seq <= evs[i-1].Seq {
+				t.Errorf("session %s: seq %d after %d", sid, e.Seq, evs[i-1].Seq)
+			}
+			p, _ := e.Payload()
+			switch d := p.(type) {
+			case *events.PlanUpdatedData:
+				replans++
+			case *events.ToolCalledData:
+				if !d.Control {
+					calls++
+					if !d.OK {
+						failed++
+					}
+					if d.TaskID == nil {
+						t.Errorf("session %s: work call %s without task", sid, d.Tool)
+					}
+				}
+			case *events.SessionStartedData:
+				if i != 0 || d.Goal != g.Goal || d.Model != g.Model || d.Agent != "gen-agent" || d.AgentVersion != "1.2.3" {
+					t.Errorf("session %s starts with %+v at %d", sid, d, i)
+				}
+			case *events.SessionEndedData:
+				if i != len(evs)-1 {
+					t.Errorf("session %s ends at event %d of %d", sid, i+1, len(evs))
+				}
+				if g.Failed && d.Outcome != events.OutcomeFailure {
+					t.Errorf("failed run ends %s", d.Outcome)
+				}
+			}
+		}
+		if replans != g.Replans || calls != g.RealCalls || failed != g.FailedCalls {
+			t.Errorf("session %s: %d replans, %d calls, %d failed; want %d, %d, %d", sid, replans, calls, failed, g.Replans, g.RealCalls, g.FailedCalls)
+		}
+	}
+}
+
+// TestMapDeterministic: the same spans, exported in another order and
+// split, give the same events.
+func TestMapDeterministic(t *testing.T) {
+	ss := adaptertest.Generate(3, 20, planTools, genStart, true)
+	a, _ := mapAll(t, oteltest.Exports(1, ss))
+	b, _ := mapAll(t, oteltest.Exports(2, ss))
+	render := func(s *sink) []string {
+		var out []string
+		for _, e := range s.evs {
+			raw, _ := json.Marshal(e)
+			out = append(out, string(raw))
+		}
+		slices.Sort(out)
+		return out
+	}
+	if ra, rb := render(a), render(b); !slices.Equal(ra, rb) {
+		t.Fatalf("mapping differs with the export order:\n%s\n---\n%s", strings.Join(ra[:3], "\n"), strings.Join(rb[:3], "\n"))
+	}
+}
+
+// TestMapLateAndUnmapped: spans after their trace was mapped, and traces
+// without an agent span, are counted and dropped.
+func TestMapLateAndUnmapped(t *testing.T) {
+	ss := adaptertest.Generate(4, 2, planTools, genStart, false)
+	exports := oteltest.Exports(1, ss[:1])
+	orphan := oteltest.Exports(1, ss[1:])
+	// The second session without its invoke_agent span: drop the last span of
+	// the last export (the root comes last).
+	last := orphan[len(orphan)-1].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	last.RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+	all := append(append(exports, exports...), orphan...)
+	_, st := mapAll(t, all)
+	if st.Sessions != 1 || st.Unmapped != 1 || st.AfterMapped == 0 {
+		t.Errorf("stats %+v: want 1 session, 1 unmapped trace, re-sent spans dropped", st)
+	}
+	if len(st.Notes()) != 2 {
+		t.Errorf("notes %q, want two", st.Notes())
+	}
+}
+
+// allSpans returns the spans of exports in one export.
+func allSpans(exports []ptrace.Traces) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, x := range exports {
+		x.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	}
+	return td
+}
+
+func eachSpan(td ptrace.Traces, f func(ptrace.Span)) {
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, sp := range ss.Spans().All() {
+				f(sp)
+			}
+		}
+	}
+}
+
+// TestMapLinger: an agent run under another span (its invoke_agent span has
+// a parent) is mapped once no span came for Linger.
+func TestMapLinger(t *testing.T) {
+	ss := adaptertest.Generate(5, 1, planTools, genStart, false)
+	td := allSpans(oteltest.Exports(1, ss))
+	eachSpan(td, func(sp ptrace.Span) {
+		if sp.ParentSpanID().IsEmpty() {
+			sp.SetParentSpanID([8]byte{1, 2, 3, 4, 5, 6, 7, 8}) // an HTTP handler's span, not exported here
+		}
+	})
+	s := &sink{tb: t}
+	cfg := otelad.DefaultConfig()
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := m.Consume(ctx, td, genStart); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.Linger-time.Millisecond)); err != nil || len(s.evs) != 0 {
+		t.Fatalf("before the linger: %d events (%v), want none", len(s.evs), err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.Linger)); err != nil || len(s.evs) == 0 || m.Stats().Sessions != 1 {
+		t.Fatalf("after the linger: %d events, %d sessions (%v), want the session", len(s.evs), m.Stats().Sessions, err)
+	}
+}
+
+// TestMapEvicts: beyond MaxSpans the oldest trace is dropped, counted.
+func TestMapEvicts(t *testing.T) {
+	ss := adaptertest.Generate(6, 3, planTools, genStart, false)
+	cfg := otelad.DefaultConfig()
+	cfg.MaxSpans = 10
+	s := &sink{tb: t}
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, g := range ss {
+		td := allSpans(oteltest.Exports(1, []adaptertest.GenSession{g}))
+		// Everything but the root: the run is not over.
+		for _, rs := range td.ResourceSpans().All() {
+			for _, sc := range rs.ScopeSpans().All() {
+				sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+			}
+		}
+		if _, err := m.Consume(ctx, td, genStart); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := m.Stats(); st.Evicted < 2 || st.Sessions != 0 {
+		t.Errorf("stats %+v: want at least 2 traces evicted, no session", st)
+	}
+}
+
+// TestMapConversationRuns: two runs (traces) of one conversation are one
+// session whose seqs increase across the runs, each run started and ended.
+func TestMapConversationRuns(t *testing.T) {
+	// Two generated sessions, ten minutes apart, rendered as two traces; the
+	// second's spans then get the first's conversation id.
+	ss := adaptertest.Generate(7, 2, planTools, genStart, false)
+	ss[0].Conversation, ss[1].Conversation = true, true
+	td0 := allSpans(oteltest.Exports(1, ss[:1]))
+	td1 := allSpans(oteltest.Exports(1, ss[1:]))
+	eachSpan(td1, func(sp ptrace.Span) {
+		if _, ok := sp.Attributes().Get("gen_ai.conversation.id"); ok {
+			sp.Attributes().PutStr("gen_ai.conversation.id", ss[0].ID)
+		}
+	})
+	// Map the later run first, in another mapper: the seqs still interleave
+	// in time order.
+	late, _ := mapAll(t, []ptrace.Traces{td1})
+	early, _ := mapAll(t, []ptrace.Traces{td0})
+	if late.evs[0].Subject != ss[0].ID || early.evs[0].Subject != ss[0].ID {
+		t.Fatalf("sessions %s and %s, want both %s", early.evs[0].Subject, late.evs[0].Subject, ss[0].ID)
+	}
+	if last, first := early.evs[len(early.evs)-1].Seq, late.evs[0].Seq; last >= first {
+		t.Errorf("the first run ends at seq %d, the second starts at %d", last, first)
+	}
+}

@@ -1,0 +1,96 @@
+package tally_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
+)
+
+func TestEventID(t *testing.T) {
+	long := strings.Repeat("a", 129)
+	tests := []struct {
+		name, in string
+		same     bool
+	}{
+		{"fits", "8c35adc1/toolu_01/plan", true},
+		{"128 characters", long[:128], true},
+		{"too long", long, false},
+		{"space", "a b", false},
+		{"non-ASCII", "tâche", false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tally.EventID(tt.in)
+			if (got == tt.in) != tt.same {
+				t.Errorf("EventID(%q) = %q, want it kept: %v", tt.in, got, tt.same)
+			}
+			if got != tally.EventID(tt.in) || len(got) > 128 || strings.ContainsAny(got, " \t") {
+				t.Errorf("EventID(%q) = %q: not a stable valid id", tt.in, got)
+			}
+		})
+	}
+}
+
+type sink struct{ evs []*events.Event }
+
+func (s *sink) Send(_ context.Context, e *events.Event) error { s.evs = append(s.evs, e); return nil }
+
+// TestSession: ids carry the caller's key and suffix, seqs take the
+// caller's when they increase, and the counts of unreadable plan calls.
+func TestSession(t *testing.T) {
+	reg, err := plandialect.New(plandialect.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	sess := tally.New(s, "a/b", strings.Repeat("x", 200), reg)
+	if len(sess.ID()) > 128 {
+		t.Fatalf("session id %q too long", sess.ID())
+	}
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	steps := []struct {
+		seq  int64
+		call tally.Call
+	}{
+		{100, tally.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"pending"}]}`)}},
+		{50, tally.Call{Tool: "grep", OK: false, Error: "no match"}},
+		{0, tally.Call{Tool: "write_todos", OK: true}},
+		{0, tally.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":3}`)}},
+		{0, tally.Call{Tool: "write_todos", OK: false, Args: []byte(`{"todos":[]}`)}},
+	}
+	for i, st := range steps {
+		if err := sess.Tool(ctx, tally.At{ID: "k" + string(rune('0'+i)), Time: at, Seq: st.seq}, st.call); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sess.End(ctx, tally.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range s.evs {
+		got = append(got, e.ID+"#"+strconv.FormatInt(e.Seq, 10)+" "+string(e.Type))
+	}
+	want := []string{
+		"k0/plan#100 agent.plan.created", "k0/done/1#101 agent.task.completed", "k0#102 agent.tool.called",
+		"k1#103 agent.tool.called", "k2#104 agent.tool.called", "k3#105 agent.tool.called", "k4#106 agent.tool.called",
+		"end#107 agent.session.ended",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	q := sess.Quality()
+	if q != (tally.Quality{PlanCallsWithoutArguments: 1, PlanCallsUnreadable: 1, PlanCallsFailed: 1}) || len(q.Notes()) != 3 {
+		t.Errorf("quality %+v, notes %q", q, q.Notes())
+	}
+	if o := sess.Outcome(); o != events.OutcomePartialSuccess {
+		t.Errorf("outcome %s, want partial_success (one of two tasks completed)", o)
+	}
+}
