@@ -120,7 +120,7 @@ func (ft *FileTracker) Apply(op FileOp) (FileResult, error) {
 	prior, known := ft.content[k]
 	var next string
 	switch op.Kind {
-	case OpWrite:
+	case OpWrite, OpObserve:
 		next = op.Content
 	case OpDelete:
 		delete(ft.content, k)

@@ -116,6 +116,7 @@ func TestFileTrackerSession(t *testing.T) {
 			{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Add File: todo.md\n+- [ ] a\n+- [ ] b\n*** End Patch\n"}, []string{"created added=1,2"}},
 			{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-x\n+y\n*** Update File: todo.md\n@@\n-- [ ] a\n+- [x] a\n - [ ] b\n*** End Patch\n"}, []string{"progressed completed=1"}},
 			{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: src/main.go\n@@\n-x\n+y\n*** End Patch\n"}, nil},
+			{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: todo.md\n*** Move to: task_plan.md\n@@\n-- [x] a\n+- [ ] a\n*** End Patch\n"}, []string{"note: " + string(QualityDeleted), "note: " + string(QualityUnknownPrior)}},
 		}},
 		{"unified diff", []step{
 			{"apply_patch", map[string]any{"patch": "--- /dev/null\n+++ b/TODO.md\n@@ -0,0 +1,2 @@\n+- [ ] a\n+- [ ] b\n"}, []string{"created added=1,2"}},
@@ -145,6 +146,28 @@ func TestFileTrackerSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFileTrackerObserve(t *testing.T) {
+	ft := newFileTracker(t)
+	steps := []struct {
+		op   FileOp
+		want string
+	}{
+		{FileOp{Kind: OpEdit, Path: "todo.md", Edits: []Edit{{Old: "- [ ] a", New: "- [x] a"}}}, "note: " + string(QualityUnknownPrior)},
+		{FileOp{Kind: OpObserve, Path: "todo.md", Content: "- [ ] a\n- [ ] b\n"}, "created added=1,2"},
+		{FileOp{Kind: OpEdit, Path: "todo.md", Edits: []Edit{{Old: "- [ ] a", New: "- [x] a"}}}, "progressed completed=1"},
+		{FileOp{Kind: OpObserve, Path: "todo.md", Content: "- [x] a\n- [ ] b\n- [ ] c\n"}, "replanned added=3 #1"},
+	}
+	for i, s := range steps {
+		r, err := ft.Apply(s.op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fileSummary(r); got != s.want {
+			t.Fatalf("step %d: Apply(%+v) = %q, want %q", i, s.op, got, s.want)
+		}
 	}
 }
 

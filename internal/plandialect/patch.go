@@ -10,10 +10,10 @@ import (
 // Codex's apply_patch format ("*** Begin Patch", "*** Add File:",
 // "*** Update File:" with "@@" hunks, "*** Delete File:", "*** End Patch")
 // or a unified diff ("--- a/x", "+++ b/x", "@@ -l,s +l,s @@"). An added
-// file is an OpWrite, a deleted one OpDelete, an updated one OpPatch; a
-// moved file ("*** Move to:") is a delete and a write is not possible
-// without its content, so it is an OpPatch on the new path preceded by an
-// OpDelete of the old one.
+// file is an OpWrite, a deleted one OpDelete, an updated one OpPatch. A
+// moved file ("*** Move to:", or a diff whose --- and +++ paths differ) is
+// an OpDelete of the old path followed by an OpPatch of the new one, whose
+// prior content is then unknown: a move is reported, never guessed.
 func ParsePatch(text string) ([]FileOp, error) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")

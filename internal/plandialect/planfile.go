@@ -164,6 +164,11 @@ const (
 	OpInsert                   // insert Content after line Line (0: at the start)
 	OpPatch                    // apply Hunks
 	OpDelete                   // the file is deleted
+	// OpObserve: the whole content was seen without being written (a read
+	// returning the whole file, Cursor's beforeReadFile hook). It makes the
+	// content known and is classified like a write: a plan a person edited
+	// outside the session shows up here.
+	OpObserve
 )
 
 // Edit is one string replacement.
@@ -187,7 +192,7 @@ type Hunk struct {
 type FileOp struct {
 	Kind    OpKind
 	Path    string
-	Content string // OpWrite, OpAppend, OpInsert
+	Content string // OpWrite, OpAppend, OpInsert, OpObserve
 	Line    int    // OpInsert
 	Edits   []Edit // OpEdit
 	Hunks   []Hunk // OpPatch
