@@ -106,6 +106,8 @@ func TestMatch(t *testing.T) {
 		{"exact", red(2, 5), []int{2, 5}, 0, 2, 0, 0, 1, 1},
 		{"off by one, no window", red(3), []int{2}, 0, 0, 1, 1, 0, 0},
 		{"off by one, window 1", red(3), []int{2}, 1, 1, 0, 0, 1, 1},
+		{"inferred before the replan, no window", red(1), []int{2}, 0, 0, 1, 1, 0, 0},
+		{"inferred before the replan, window 1", red(1), []int{2}, 1, 1, 0, 0, 1, 1},
 		{"one replan matches one inference", red(2, 2), []int{2}, 0, 1, 1, 0, 0.5, 1},
 		{"earliest first", red(3, 4), []int{2, 4}, 1, 2, 0, 0, 1, 1},
 		{"nothing inferred", nil, []int{1}, 0, 0, 0, 1, 1, 0},

@@ -79,9 +79,26 @@ func TestRunTunesOnTuningSeedsOnly(t *testing.T) {
 	if rep.Tuning.Score.Sessions != 30 || rep.Total.Score.Sessions != 60 || !rep.PerScenario[1].HeldOut {
 		t.Fatalf("tuning on %d sessions, report on %d, held out %v; want 30, 60, true", rep.Tuning.Score.Sessions, rep.Total.Score.Sessions, rep.PerScenario[1].HeldOut)
 	}
+	if rep.PerScenario[0].Score == rep.Tuning.Score {
+		t.Fatalf("report score of the tuned scenario = tuning score %+v: the report set must be other seeds", rep.Tuning.Score)
+	}
 	var b strings.Builder
 	if err := WriteMarkdown(&b, rep); err != nil || !strings.Contains(b.String(), "Chosen rule: **k=1 tool**") || !strings.Contains(b.String(), "| held | yes |") {
 		t.Fatalf("WriteMarkdown = %q, %v", b.String(), err)
+	}
+}
+
+func TestRunTieGoesToTheFirstRule(t *testing.T) {
+	grid := []infer.Rule{{MinFailures: 1, Cap: 100}, {MinFailures: 1}} // the same inferences
+	rep, err := Run(context.Background(), Config{
+		Scenarios: []Scenario{{Name: "always", Sim: scenario(t, "1"), Tune: true}},
+		TuneSeeds: []uint64{1}, ReportSeeds: []uint64{2}, Sessions: 10, Grid: grid,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rule.Cap != 100 {
+		t.Fatalf("tuned rule %s on a tie, want the first, k=1 tool cap=100", rep.RuleName)
 	}
 }
 

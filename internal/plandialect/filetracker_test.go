@@ -179,6 +179,20 @@ func TestFileTrackerOther(t *testing.T) {
 	}
 }
 
+func TestFileTrackerMove(t *testing.T) {
+	ft := newFileTracker(t)
+	call(t, ft, "Write", map[string]any{"file_path": "todo.md", "content": "- [ ] a\n"})
+	out, _ := call(t, ft, "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: todo.md\n*** Move to: task_plan.md\n@@\n-- [ ] a\n+- [x] a\n*** End Patch"})
+	var got []string
+	for _, r := range out.Results {
+		got = append(got, r.Path+": "+fileSummary(r))
+	}
+	want := []string{"todo.md: note: " + string(QualityDeleted), "task_plan.md: note: " + string(QualityUnknownPrior)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("move = %q, want %q", got, want)
+	}
+}
+
 func TestFileTrackerDir(t *testing.T) {
 	ft := newFileTracker(t).WithDir("/home/u/app")
 	call(t, ft, "Write", map[string]any{"file_path": "/home/u/app/todo.md", "content": "- [ ] a\n"})
