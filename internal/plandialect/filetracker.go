@@ -92,7 +92,8 @@ func (ft *FileTracker) key(p string) string {
 // is not (an ordinary tool call, or a file tool on other files). When ok,
 // the adapter emits the plan events of each Applied result and the notes
 // of the others, and records the call as a real tool call only if Other is
-// not empty. A file tool call whose arguments cannot be read fails with an
+// not empty. Feed only calls that succeeded: a failed write changed
+// nothing. A file tool call whose arguments cannot be read fails with an
 // *ArgsError (errors.Is ErrArguments).
 func (ft *FileTracker) Call(tool string, args []byte) (out FileOutcome, ok bool, err error) {
 	call, ok, err := ft.files.Operation(tool, args)
