@@ -228,20 +228,35 @@ func splitLines(s string) []string {
 }
 
 // ApplyHunks applies patch hunks to content, in order: each hunk's Old
-// lines must occur, exactly, at or after the end of the previous hunk; a
-// hunk with no Old lines goes at its header's line (At), else at the end.
-// The result ends in a newline when it has lines.
+// lines must occur, exactly, at or after the end of the previous hunk —
+// after its Anchor line when it has one (Codex's "@@ heading"), at its
+// header's line (At) when they are there, else at their first occurrence.
+// A hunk with no Old lines goes at At, else at the end. The result ends in
+// a newline when it has lines.
 func ApplyHunks(content string, hunks []Hunk) (string, error) {
 	lines := splitLines(content)
 	from := 0
 	for i, h := range hunks {
 		at := -1
-		if len(h.Old) == 0 {
+		if h.Anchor != "" {
+			j := from
+			for j < len(lines) && strings.TrimSpace(lines[j]) != h.Anchor {
+				j++
+			}
+			if j == len(lines) {
+				return "", fmt.Errorf("hunk %d: anchor %q not found: %w", i, h.Anchor, errNoApply)
+			}
+			from = j + 1
+		}
+		switch {
+		case len(h.Old) == 0:
 			at = len(lines)
 			if h.At > 0 && h.At <= len(lines) {
 				at = h.At // "@@ -l,0" inserts after line l
 			}
-		} else {
+		case h.At > 0 && h.At-1 >= from && h.At-1+len(h.Old) <= len(lines) && equalLines(lines[h.At-1:h.At-1+len(h.Old)], h.Old):
+			at = h.At - 1
+		default:
 			for j := from; j+len(h.Old) <= len(lines); j++ {
 				if equalLines(lines[j:j+len(h.Old)], h.Old) {
 					at = j

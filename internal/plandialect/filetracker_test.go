@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -302,12 +303,71 @@ func TestApplyHunks(t *testing.T) {
 		{"not found", "a\n", []Hunk{{Old: []string{"b"}, New: nil}}, "", false},
 		{"insert at header line", "a\nb\n", []Hunk{{At: 1, New: []string{"n"}}}, "a\nn\nb\n", true},
 		{"insert at end", "a\n", []Hunk{{New: []string{"n"}}}, "a\nn\n", true},
+		{"the occurrence at the header's line", "x\ny\nx\n", []Hunk{{At: 3, Old: []string{"x"}, New: []string{"X"}}}, "x\ny\nX\n", true},
+		{"header's line wrong: the first occurrence", "x\ny\nx\n", []Hunk{{At: 2, Old: []string{"x"}, New: []string{"X"}}}, "X\ny\nx\n", true},
+		{"after the anchor", "# A\n- [ ] t\n# B\n- [ ] t\n", []Hunk{{Anchor: "# B", Old: []string{"- [ ] t"}, New: []string{"- [x] t"}}}, "# A\n- [ ] t\n# B\n- [x] t\n", true},
+		{"anchor missing", "a\n", []Hunk{{Anchor: "# B", Old: []string{"a"}}}, "", false},
 		{"no trailing newline kept as lines", "a\nb", []Hunk{{Old: []string{"b"}, New: []string{"c"}}}, "a\nc\n", true},
 	}
 	for _, tt := range tests {
 		got, err := ApplyHunks(tt.in, tt.hunks)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("%s: ApplyHunks(%q) = %q, %v; want %q, ok %v", tt.name, tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParsePatch(t *testing.T) {
+	tests := []struct {
+		name, patch string
+		want        string // ops as "kind path old>new|…"
+	}{
+		{"codex add, update with anchor, delete",
+			"*** Begin Patch\n*** Add File: a.md\n+x\n*** Update File: b.md\n@@ # B\n-- [ ] t\n+- [x] t\n*** Delete File: c.md\n*** End Patch",
+			"write a.md x\n; patch b.md @# B - [ ] t>- [x] t; delete c.md"},
+		{"codex first hunk without @@, two hunks",
+			"*** Begin Patch\n*** Update File: b.md\n a\n-b\n+B\n@@\n-c\n*** End of File\n*** End Patch",
+			"patch b.md a,b>a,B|c>"},
+		{"unified, two files, /dev/null",
+			"diff --git a/x b/x\n--- a/x.md\n+++ b/x.md\n@@ -2,2 +2,2 @@\n a\n-b\n+B\n--- /dev/null\n+++ b/y.md\n@@ -0,0 +1 @@\n+n\n--- a/z.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-z\n",
+			"patch x.md @2 a,b>a,B; write y.md n\n; delete z.md"},
+		{"unified rename", "--- a/old.md\n+++ b/new.md\n@@ -1 +1 @@\n-a\n+b\n", "delete old.md; patch new.md @1 a>b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ops, err := ParsePatch(tt.patch)
+			if err != nil {
+				t.Fatalf("ParsePatch: %v", err)
+			}
+			var parts []string
+			for _, op := range ops {
+				s := map[OpKind]string{OpWrite: "write", OpPatch: "patch", OpDelete: "delete"}[op.Kind] + " " + op.Path
+				switch op.Kind {
+				case OpWrite:
+					s += " " + op.Content
+				case OpPatch:
+					var hs []string
+					for _, h := range op.Hunks {
+						pre := ""
+						if h.Anchor != "" {
+							pre = "@" + h.Anchor + " "
+						} else if h.At > 0 {
+							pre = "@" + strconv.Itoa(h.At) + " "
+						}
+						hs = append(hs, pre+strings.Join(h.Old, ",")+">"+strings.Join(h.New, ","))
+					}
+					s += " " + strings.Join(hs, "|")
+				}
+				parts = append(parts, s)
+			}
+			if got := strings.Join(parts, "; "); got != tt.want {
+				t.Fatalf("ParsePatch(%q) = %q, want %q", tt.patch, got, tt.want)
+			}
+		})
+	}
+	for _, bad := range []string{"", "*** Begin Patch\n*** Update File: a\n@@\n?x\n*** End Patch", "*** Begin Patch\n+x\n*** End Patch", "*** Begin Patch\n*** Add File: a\n+x\n", "--- a/x\nno plus"} {
+		if ops, err := ParsePatch(bad); err == nil {
+			t.Errorf("ParsePatch(%q) = %+v, want an error", bad, ops)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func parseCodexPatch(lines []string) ([]FileOp, error) {
 			if hunk != nil {
 				cur.Hunks = append(cur.Hunks, *hunk)
 			}
-			hunk = &Hunk{}
+			hunk = &Hunk{Anchor: strings.TrimSpace(strings.TrimPrefix(l, "@@"))}
 		default:
 			if hunk == nil {
 				hunk = &Hunk{} // the first hunk may omit "@@"

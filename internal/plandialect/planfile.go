@@ -184,8 +184,12 @@ type Edit struct {
 type Hunk struct {
 	Old, New []string
 	// At is the 1-based line a unified diff's header gives for Old (0 when
-	// unknown); it places a hunk with no Old lines.
+	// unknown): Old is taken there when it is there, and a hunk with no Old
+	// lines goes there.
 	At int
+	// Anchor is the text after "@@ " in Codex's format (a line the hunk
+	// follows, such as a heading): Old is sought after that line.
+	Anchor string
 }
 
 // FileOp is one operation on one file, in tool-neutral form.
@@ -215,7 +219,7 @@ func (f *Files) Operation(tool string, raw []byte) (call FileCall, ok bool, err 
 	if !known {
 		return FileCall{}, false, nil
 	}
-	a := args_{args: args{dialect: "file tool " + tool}}
+	a := fileArgs{args: args{dialect: "file tool " + tool}}
 	m, err := a.root(raw)
 	if err != nil {
 		return FileCall{}, false, err
@@ -246,10 +250,10 @@ func (f *Files) Operation(tool string, raw []byte) (call FileCall, ok bool, err 
 	return call, len(call.Ops) > 0, nil
 }
 
-// args_ reads file tool arguments with aliases.
-type args_ struct{ args }
+// fileArgs reads file tool arguments with aliases.
+type fileArgs struct{ args }
 
-func (a args_) find(m map[string]json.RawMessage, keys []string) (string, bool) {
+func (a fileArgs) find(m map[string]json.RawMessage, keys []string) (string, bool) {
 	for _, k := range keys {
 		if _, ok := m[k]; ok {
 			return k, true
@@ -258,17 +262,17 @@ func (a args_) find(m map[string]json.RawMessage, keys []string) (string, bool) 
 	return keys[0], false
 }
 
-func (a args_) anyStr(m map[string]json.RawMessage, keys []string) (string, error) {
+func (a fileArgs) anyStr(m map[string]json.RawMessage, keys []string) (string, error) {
 	k, _ := a.find(m, keys)
 	return a.str(m, k, "", false)
 }
 
-func (a args_) anyBool(m map[string]json.RawMessage, keys []string) (bool, error) {
+func (a fileArgs) anyBool(m map[string]json.RawMessage, keys []string) (bool, error) {
 	k, _ := a.find(m, keys)
 	return a.boolean(m, k, "")
 }
 
-func (a args_) edit(m map[string]json.RawMessage, path string, first bool) (Edit, error) {
+func (a fileArgs) edit(m map[string]json.RawMessage, path string, first bool) (Edit, error) {
 	var e Edit
 	var err error
 	k, _ := a.find(m, oldKeys)
@@ -289,7 +293,7 @@ func (a args_) edit(m map[string]json.RawMessage, path string, first bool) (Edit
 
 // single reads the arguments of a one-file shape; skip is true for a call
 // that changes nothing (a dry run).
-func (a args_) single(shape string, m map[string]json.RawMessage) (op FileOp, skip bool, err error) {
+func (a fileArgs) single(shape string, m map[string]json.RawMessage) (op FileOp, skip bool, err error) {
 	if op.Path, err = a.anyStr(m, pathKeys); err != nil {
 		return FileOp{}, false, err
 	}
