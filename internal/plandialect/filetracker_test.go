@@ -124,6 +124,13 @@ func TestFileTrackerSession(t *testing.T) {
 			{"apply_patch", map[string]any{"patch": "--- a/TODO.md\n+++ b/TODO.md\n@@ -1,2 +1,3 @@\n - [ ] a\n-- [ ] b\n+- [x] b\n+- [ ] c\n"}, []string{"replanned added=3 completed=2 #1"}},
 			{"apply_patch", map[string]any{"patch": "--- a/TODO.md\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-- [ ] a\n-- [x] b\n-- [ ] c\n"}, []string{"note: " + string(QualityDeleted)}},
 		}},
+		{"cursor hooks: read, then edits", []step{
+			{"afterFileEdit", map[string]any{"conversation_id": "c1", "hook_event_name": "afterFileEdit", "file_path": "/home/u/.cursor/plans/retry_1a2b3c4d.plan.md", "edits": []map[string]any{{"old_string": "status: pending", "new_string": "status: completed"}}}, []string{"note: " + string(QualityUnknownPrior)}},
+			{"beforeReadFile", map[string]any{"conversation_id": "c1", "hook_event_name": "beforeReadFile", "file_path": "/home/u/.cursor/plans/retry_1a2b3c4d.plan.md", "content": "---\nname: Retry\ntodos:\n  - id: a\n    content: Read the client\n    status: pending\n  - id: b\n    content: Add the retry loop\n    status: pending\n---\n# Retry\n"}, []string{"created added=1,2"}},
+			{"afterFileEdit", map[string]any{"conversation_id": "c1", "hook_event_name": "afterFileEdit", "file_path": "/home/u/.cursor/plans/retry_1a2b3c4d.plan.md", "edits": []map[string]any{{"old_string": "Read the client\n    status: pending", "new_string": "Read the client\n    status: completed"}}}, []string{"progressed completed=1"}},
+			{"afterFileEdit", map[string]any{"conversation_id": "c1", "hook_event_name": "afterFileEdit", "file_path": "/home/u/.cursor/plans/retry_1a2b3c4d.plan.md", "edits": []map[string]any{{"old_string": "    status: pending\n", "new_string": "    status: cancelled\n"}}}, []string{"replanned dropped=2 #1"}},
+			{"afterFileEdit", map[string]any{"conversation_id": "c1", "hook_event_name": "afterFileEdit", "file_path": "/home/u/app/main.ts", "edits": []map[string]any{{"old_string": "a", "new_string": "b"}}}, nil},
+		}},
 		{"ordinary tools and other files", []step{
 			{"Bash", map[string]any{"command": "cat task_plan.md"}, nil},
 			{"Write", map[string]any{"file_path": "/home/u/app/main.go", "content": "- [ ] a\n"}, nil},

@@ -1,11 +1,14 @@
 package plandialect
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/evosignal/evosignal/internal/plandialect/plangen"
 )
 
 // FuzzMarkdown: any content parses or fails with an *ArgsError; every task
@@ -133,3 +136,52 @@ func FuzzPatch(f *testing.F) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// FuzzFileCall feeds a tool name and arguments to a FileTracker, after a
+// write of a known plan: it never panics; an error is an *ArgsError; a
+// result is either applied (and then the known content parses to the plan
+// in force) or carries a data-quality note. Seeds: calls of generated
+// sessions (plangen) and a few malformed ones.
+func FuzzFileCall(f *testing.F) {
+	for _, style := range []plangen.Style{plangen.ClaudeCode, plangen.SkillLite, plangen.Codex} {
+		for _, c := range plangen.Generate(7, style).Calls {
+			f.Add(c.Tool, []byte(c.Args))
+		}
+	}
+	f.Add("Edit", []byte(`{"file_path":"todo.md","old_string":"","new_string":"x"}`))
+	f.Add("apply_patch", []byte(`{"input":"--- a/todo.md\n+++ b/todo.md\n@@ -9 +9 @@\n-x\n+y\n"}`))
+	f.Add("insert_lines", []byte(`{"path":"todo.md","line":1e300,"content":"x"}`))
+	f.Fuzz(func(t *testing.T, tool string, args []byte) {
+		ft := newFileTracker(t)
+		for _, p := range []string{"todo.md", "task_plan.md", "/home/u/app/task_plan.md"} {
+			if _, err := ft.Apply(FileOp{Kind: OpWrite, Path: p, Content: "# P\n- [ ] a\n- [x] b\n"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, ok, err := ft.Call(tool, args)
+		if err != nil {
+			if _, isArgs := err.(*ArgsError); !isArgs && !errors.Is(err, ErrPlan) {
+				t.Fatalf("Call(%q, %q) error %T %v, want *ArgsError", tool, args, err, err)
+			}
+			return
+		}
+		if !ok && len(out.Results) > 0 {
+			t.Fatalf("Call(%q, %q): results without a plan-file operation", tool, args)
+		}
+		for _, r := range out.Results {
+			if r.Applied && r.Quality != "" {
+				t.Fatalf("Call(%q, %q): applied result with note %q", tool, args, r.Quality)
+			}
+			if !r.Applied && r.Quality == "" {
+				t.Fatalf("Call(%q, %q): result neither applied nor noted", tool, args)
+			}
+			if r.Applied {
+				content, known := ft.Known(r.Path)
+				p, err := MarkdownDialect{}.Parse([]byte(content))
+				if !known || err != nil || len(p.Tasks) != len(r.Result.Tasks) {
+					t.Fatalf("Call(%q, %q): applied, but known content %q (%v, %v) does not give the plan in force %+v", tool, args, content, known, err, r.Result.Tasks)
+				}
+			}
+		}
+	})
+}

@@ -36,9 +36,12 @@ const (
 	// ShapePatch: {input|patch|diff} — a patch that may touch several files,
 	// in Codex's apply_patch format or as a unified diff.
 	ShapePatch = "patch"
+	// ShapeObserve: {file_path|path, content} — the whole content seen, not
+	// written (Cursor's beforeReadFile hook): an OpObserve.
+	ShapeObserve = "observe"
 )
 
-var shapes = []string{ShapeWrite, ShapeEdit, ShapeReplace, ShapeMultiEdit, ShapeInsert, ShapePatch}
+var shapes = []string{ShapeWrite, ShapeEdit, ShapeReplace, ShapeMultiEdit, ShapeInsert, ShapePatch, ShapeObserve}
 
 // Argument member aliases, first match wins.
 var (
@@ -60,9 +63,13 @@ func DefaultPlanFiles() []string {
 }
 
 // DefaultFileTools maps the file tools of Claude Code, SkillLite, Codex and
-// OpenClaw to the shape of their arguments.
+// OpenClaw to the shape of their arguments, and two of Cursor's hook events,
+// which carry no tool name: an adapter passes the hook_event_name as the
+// tool and the hook's JSON as the arguments.
 func DefaultFileTools() map[string]string {
 	return map[string]string{
+		"afterFileEdit":  ShapeMultiEdit, // Cursor hook: file_path, edits
+		"beforeReadFile": ShapeObserve,   // Cursor hook: file_path, content
 		"Write":          ShapeWrite,     // Claude Code
 		"Edit":           ShapeEdit,      // Claude Code
 		"MultiEdit":      ShapeMultiEdit, // Claude Code
@@ -298,6 +305,11 @@ func (a fileArgs) single(shape string, m map[string]json.RawMessage) (op FileOp,
 		return FileOp{}, false, err
 	}
 	switch shape {
+	case ShapeObserve:
+		op.Kind = OpObserve
+		if op.Content, err = a.anyStr(m, contentKeys); err != nil {
+			return FileOp{}, false, err
+		}
 	case ShapeWrite:
 		op.Kind = OpWrite
 		if op.Content, err = a.anyStr(m, contentKeys); err != nil {
