@@ -12,8 +12,8 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 	pw := &printer{w: w}
 	pw.printf("Chosen rule: **%s** (highest F1 on the tuning set; ties go to the simpler rule).\n\n", rep.RuleName)
 	pw.printf("### Per scenario, report seeds\n\n")
-	pw.printf("| scenario | held out | sessions | explicit replans | inferred | TP | FP | FN | precision | recall |\n")
-	pw.printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	pw.printf("| scenario | held out | sessions | explicit replans | inferred | inferred ÷ explicit | TP | FP | FN | precision | recall |\n")
+	pw.printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range append(rep.PerScenario, rep.Total) {
 		held := ""
 		if r.HeldOut {
@@ -23,7 +23,11 @@ func WriteMarkdown(w io.Writer, rep Report) error {
 			held = "—"
 		}
 		s := r.Score
-		pw.printf("| %s | %s | %d | %d | %d | %d | %d | %d | %.3f | %.3f |\n", r.Name, held, s.Sessions, s.Replans, s.Inferred, s.TP, s.FP, s.FN, s.Precision(), s.Recall())
+		ratio := "—"
+		if s.Replans > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(s.Inferred)/float64(s.Replans))
+		}
+		pw.printf("| %s | %s | %d | %d | %d | %s | %d | %d | %d | %.3f | %.3f |\n", r.Name, held, s.Sessions, s.Replans, s.Inferred, ratio, s.TP, s.FP, s.FN, s.Precision(), s.Recall())
 	}
 	pw.printf("\n### Tuning: every grid rule on the tuning set\n\n")
 	pw.printf("| rule | inferred | TP | FP | FN | precision | recall | F1 |\n")
