@@ -17,10 +17,9 @@ const (
 // arguments into a Plan, or fails with an *ArgsError; it keeps no state, so
 // one Dialect serves every session.
 //
-// A new input format implements Dialect and joins the builtin table below;
-// a Markdown checklist dialect (plan files, issue 15) would be one whose
-// Parse reads the file content its adapter reconstructed from writes and
-// edits.
+// A new input format implements Dialect and joins the builtin table below.
+// MarkdownDialect is not in it: it reads a plan file's content, which a
+// FileTracker rebuilds from file tool calls, not a plan tool's arguments.
 type Dialect interface {
 	Name() string
 	Parse(args []byte) (Plan, error)

@@ -21,8 +21,10 @@
 // across versions (exact, normalised, then similar).
 //
 // New dialects implement Dialect and are added to the builtin table in
-// dialect.go; a Markdown checklist dialect (plans kept as files) would parse
-// the file content its adapter reconstructed, and reuse the Tracker as is.
+// dialects.go. Plans kept as Markdown files (task_plan.md, Cursor's
+// *.plan.md) are read by MarkdownDialect from the content a FileTracker
+// rebuilds out of a session's file tool calls (Files recognises them);
+// each content is classified by the same Tracker.
 //
 // The package imports only the standard library and internal/events.
 package plandialect

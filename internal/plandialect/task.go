@@ -24,6 +24,11 @@ type Task struct {
 	Description string
 	Hint        string // the planner's tool hint; "" for none or a dialect without hints
 	Status      Status
+	// Phase is the heading a Markdown plan file lists the task under ("" for
+	// none and for the other dialects). It is not part of the task's
+	// identity and not on the wire: moving a task to another phase or
+	// renaming a heading is not a replan (docs/plan-dialects.md, Markdown).
+	Phase string
 }
 
 // Done reports whether t is completed.
