@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/export"
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // The whole-table comparisons, incremental runs, interrupted runs and
@@ -26,32 +26,15 @@ import (
 // letters) into a new database file and returns its path, closed.
 func exportTestDB(tb testing.TB) string {
 	tb.Helper()
-	ctx := context.Background()
-	path := filepath.Join(tb.TempDir(), "evo.duckdb")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
+	invalid := testdb.Glob(tb, "events/invalid/*.json")
+	if len(invalid) < 3 {
+		tb.Fatalf("test data: %d invalid files", len(invalid))
 	}
-	defer st.Close()
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatal(err)
+	d := testdb.New(tb, testdb.Options{})
+	for _, in := range testdb.Files(tb, append(testdb.SampleSessions(tb), invalid[:3]...)...) {
+		d.LoadResult(tb, in)
 	}
-	valid, _ := filepath.Glob("../../testdata/events/valid/*.jsonl")
-	invalid, _ := filepath.Glob("../../testdata/events/invalid/*.json")
-	if len(valid) == 0 || len(invalid) < 3 {
-		tb.Fatalf("test data: %d valid, %d invalid files", len(valid), len(invalid))
-	}
-	for _, f := range append(valid, invalid[:3]...) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := in.LoadFile(ctx, bytes.NewReader(b), filepath.Base(f)); err != nil {
-			tb.Fatalf("load %s: %v", f, err)
-		}
-	}
-	return path
+	return d.Close(tb)
 }
 
 // runExportCmd runs analyze export with args and returns its output.

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -17,60 +15,30 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // remoteFixtures are the JSON-lines files the -nats tests load: the sample
 // sessions and the analyze fixtures (rules, effects, hints, trends).
 func remoteFixtures(tb testing.TB) []string {
 	tb.Helper()
-	var files []string
-	for _, g := range []string{"../../testdata/events/valid/*.jsonl", "../../testdata/analyze/*.jsonl"} {
-		f, err := filepath.Glob(g)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		files = append(files, f...)
-	}
-	if len(files) < 10 {
-		tb.Fatalf("fixtures: found %d files", len(files))
-	}
-	return files
+	return append(testdb.SampleSessions(tb), testdb.Glob(tb, "analyze/*.jsonl")...)
 }
 
 // remoteDB loads files into a new database file through the ingester and
 // returns its path, closed.
 func remoteDB(tb testing.TB, files ...string) string {
 	tb.Helper()
-	ctx := context.Background()
-	path := filepath.Join(tb.TempDir(), "evo.duckdb")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		tb.Fatal(err)
+	d := testdb.New(tb, testdb.Options{})
+	for _, in := range testdb.Files(tb, files...) {
+		d.LoadResult(tb, in)
 	}
-	defer st.Close()
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := in.LoadFile(ctx, bytes.NewReader(b), f); err != nil {
-			tb.Fatalf("load %s: %v", f, err)
-		}
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return path
+	return d.Close(tb)
 }
 
 // liveService opens the database file as the ingester does, starts the

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/testutil/golden"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // What the replans, trend and effect tests share: a real DuckDB file built
@@ -27,11 +24,7 @@ import (
 // validSessions are the 14 hand-written sample sessions.
 func validSessions(tb testing.TB) []string {
 	tb.Helper()
-	files, err := filepath.Glob("../../testdata/events/valid/*.jsonl")
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("sample sessions: %v (found %d)", err, len(files))
-	}
-	return files
+	return testdb.SampleSessions(tb)
 }
 
 // fixture is a file of testdata/analyze.
@@ -43,43 +36,11 @@ func fixture(name string) string { return filepath.Join("../../testdata/analyze"
 // session's events arrive out of order and across transactions.
 func buildEventsDB(tb testing.TB, shuffle *rand.Rand, files ...string) string {
 	tb.Helper()
-	ctx := context.Background()
-	path := filepath.Join(tb.TempDir(), "evo.duckdb")
-	st, err := store.Open(ctx, path)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	defer st.Close()
-	cfg := ingest.DefaultConfig()
+	opts := testdb.Options{Shuffle: shuffle}
 	if shuffle != nil {
-		cfg.BatchSize = 5
+		opts.BatchSize = 5
 	}
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
-		tb.Fatalf("new ingester: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if shuffle != nil {
-			lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-			shuffle.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
-			b = bytes.Join(lines, []byte("\n"))
-		}
-		res, err := in.LoadFile(ctx, bytes.NewReader(b), f)
-		if err != nil {
-			tb.Fatalf("load %s: %v", f, err)
-		}
-		if res.DeadLetters > 0 || res.Accepted == 0 {
-			tb.Fatalf("load %s: %+v, want every line accepted", f, res)
-		}
-	}
-	if err := st.Close(); err != nil {
-		tb.Fatalf("close store: %v", err)
-	}
-	return path
+	return testdb.Build(tb, opts, testdb.Files(tb, files...)...)
 }
 
 // runForOutput calls run as main does and returns what it printed.
@@ -112,100 +73,12 @@ func decodeJSON(tb testing.TB, b []byte) map[string]any {
 	return v
 }
 
-// updateGolden reports whether -update was given: golden files are then
-// rewritten instead of compared. The flag is defined in trend_test.go.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		return false
-	}
-	g, ok := f.Value.(flag.Getter)
-	if !ok {
-		return false
-	}
-	v, _ := g.Get().(bool)
-	return v
-}
-
 // checkGolden compares got with testdata/analyze/name, numbers to 1e-9
 // (platforms may round the last bits differently), or rewrites it with
 // -update.
 func checkGolden(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := fixture(name)
-	if updateGolden() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("golden file: %v (run go test ./cmd/analyze -update to create it)", err)
-	}
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		tb.Fatalf("output is not JSON: %v", err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		tb.Fatalf("golden %s is not JSON: %v", name, err)
-	}
-	if d := jsonDiff("", g, w); d != "" {
-		tb.Fatalf("output differs from %s at %s\n(run go test ./cmd/analyze -update and review the diff)\ngot:\n%s", name, d, got)
-	}
-}
-
-// jsonDiff returns the path of the first difference between got and want.
-func jsonDiff(path string, got, want any) string {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: got %T, want an object", path, got)
-		}
-		keys := make([]string, 0, len(w)+len(g))
-		for k := range w {
-			keys = append(keys, k)
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			gv, gok := g[k]
-			wv, wok := w[k]
-			if gok != wok {
-				return fmt.Sprintf("%s.%s: present %v, want %v", path, k, gok, wok)
-			}
-			if d := jsonDiff(path+"."+k, gv, wv); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return fmt.Sprintf("%s: got %v, want %d elements", path, got, len(w))
-		}
-		for i := range w {
-			if d := jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i]); d != "" {
-				return d
-			}
-		}
-		return ""
-	case float64:
-		g, ok := got.(float64)
-		if !ok || math.Abs(g-w) > 1e-9*math.Max(1, math.Abs(w)) {
-			return fmt.Sprintf("%s: got %v, want %v", path, got, w)
-		}
-		return ""
-	}
-	if got != want {
-		return fmt.Sprintf("%s: got %v, want %v", path, got, want)
-	}
-	return ""
+	golden.CheckJSON(tb, fixture(name), got)
 }
 
 // jsonShape adds the kind of every value in v, by path, to into: ".rows[].x"
@@ -255,20 +128,12 @@ func checkShape(tb testing.TB, name string, outputs ...[]byte) {
 	}
 	sort.Strings(lines)
 	got := strings.Join(lines, "\n") + "\n"
-	path := fixture(name)
-	if updateGolden() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			tb.Fatal(err)
+	golden.CheckWith(tb, fixture(name), []byte(got), func(got, want []byte) string {
+		if bytes.Equal(got, want) {
+			return ""
 		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("key list: %v (run go test ./cmd/analyze -update to create it)", err)
-	}
-	if got != string(want) {
 		wl := strings.Split(strings.TrimSpace(string(want)), "\n")
-		gl := strings.Split(strings.TrimSpace(got), "\n")
+		gl := strings.Split(strings.TrimSpace(string(got)), "\n")
 		var missing, extra []string
 		for _, l := range wl {
 			if !slices.Contains(gl, l) {
@@ -280,9 +145,9 @@ func checkShape(tb testing.TB, name string, outputs ...[]byte) {
 				extra = append(extra, l)
 			}
 		}
-		tb.Fatalf("JSON shape differs from %s: a breaking change of the documented shape?\nmissing or changed:\n  %s\nnew:\n  %s",
-			name, strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
-	}
+		return fmt.Sprintf("JSON shape differs: a breaking change of the documented shape?\nmissing or changed:\n  %s\nnew:\n  %s",
+			strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
+	})
 }
 
 // rowsOf returns the rows of a decoded output.

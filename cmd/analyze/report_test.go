@@ -12,6 +12,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/report"
 	"github.com/evosignal/evosignal/internal/report/reporttest"
+	"github.com/evosignal/evosignal/internal/testutil/golden"
 )
 
 // reportArgs are the flags the fixture report is made with: the last
@@ -97,20 +98,7 @@ func TestReportLive(t *testing.T) {
 // 1e-9), or rewrites it with -update.
 func checkReportGolden(tb testing.TB, name string, got []byte) {
 	tb.Helper()
-	path := filepath.Join("..", "..", "testdata", "report", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatalf("golden file: %v (run go test ./cmd/analyze -run Report -update to create it)", err)
-	}
-	if d := jsonDiff("", decodeJSON(tb, got), decodeJSON(tb, want)); d != "" {
-		tb.Fatalf("report.json differs from %s at %s\n(run go test ./cmd/analyze -run Report -update and review the diff)", path, d)
-	}
+	golden.CheckJSON(tb, filepath.Join("..", "..", "testdata", "report", name), got)
 }
 
 // TestReportWindow: -since as a duration counts back from -until; as a

@@ -2,23 +2,11 @@ package main
 
 import (
 	"database/sql"
-	"flag"
 	"io"
 	"strings"
 	"testing"
 	"time"
 )
-
-// -update rewrites the golden files of testdata/analyze. Other test files
-// of this package may define the same flag; whichever is initialised first
-// defines it (this file sorts late, so a plain flag.Bool elsewhere wins) and
-// updateGolden reads it by name.
-var _ = func() bool {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files of testdata/analyze")
-	}
-	return true
-}()
 
 func TestTrendGolden(t *testing.T) {
 	days := buildEventsDB(t, nil, fixture("trend_days.jsonl"))

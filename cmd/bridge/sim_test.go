@@ -3,18 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // bridgeOut runs the command over input and returns the events it wrote.
@@ -37,35 +33,27 @@ func TestSimulatedStreamFigures(t *testing.T) {
 	input, truth := rpcsim.Generate(rpcsim.Config{Seed: 20260628, Turns: 600})
 	t.Logf("stream: %d bytes; truth: %+v", len(input), truth)
 
-	st, err := store.OpenWith(ctx, filepath.Join(t.TempDir(), "e.duckdb"), store.Options{Taxonomy: taxonomy.Default()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	in, err := ingest.New(ingest.DefaultConfig(), st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testdb.New(t, testdb.Options{Taxonomy: taxonomy.Default()})
 	first := bridgeOut(t, input)
-	res, err := in.LoadFile(ctx, bytes.NewReader(first), "-")
-	if err != nil || res.DeadLetters != 0 || res.Duplicates != 0 || res.Accepted == 0 {
-		t.Fatalf("ingest: %+v, %v", res, err)
+	res := d.LoadResult(t, testdb.Input{Name: "-", Data: first})
+	if res.DeadLetters != 0 || res.Duplicates != 0 || res.Accepted == 0 {
+		t.Fatalf("ingest: %+v", res)
 	}
 	// Bridged again: the content-derived ids store nothing twice. SkillLite's
 	// stdout has no times, so the events the bridge stamped with the clock
 	// differ in time (and durations) the second time: the ingester keeps the
 	// first and dead-letters those as conflicting duplicates; the others are
 	// plain duplicates (docs/bridge-skilllite.md, "Bridging twice").
-	again, err := in.LoadFile(ctx, bytes.NewReader(bridgeOut(t, input)), "-")
-	if err != nil || again.Accepted != 0 || again.Duplicates+again.DeadLetters != res.Accepted {
-		t.Fatalf("the same stream bridged again: %+v, %v; want none of %d events stored again", again, err, res.Accepted)
+	again := d.LoadResult(t, testdb.Input{Name: "-", Data: bridgeOut(t, input)})
+	if again.Accepted != 0 || again.Duplicates+again.DeadLetters != res.Accepted {
+		t.Fatalf("the same stream bridged again: %+v; want none of %d events stored again", again, res.Accepted)
 	}
 	var others int
-	if err := st.DB().QueryRowContext(ctx, "SELECT count(*) FROM dead_letters WHERE reason_code <> 'conflicting_duplicate'").Scan(&others); err != nil || others != 0 {
+	if err := d.Store().DB().QueryRowContext(ctx, "SELECT count(*) FROM dead_letters WHERE reason_code <> 'conflicting_duplicate'").Scan(&others); err != nil || others != 0 {
 		t.Fatalf("dead letters other than conflicting duplicates after bridging twice: %d, %v", others, err)
 	}
 
-	src := metrics.DB{DB: st.DB()}
+	src := metrics.DB{DB: d.Store().DB()}
 	rp, err := metrics.Replans(ctx, src, metrics.Filter{})
 	if err != nil {
 		t.Fatal(err)

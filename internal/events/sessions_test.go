@@ -3,17 +3,14 @@ package events
 import (
 	"bytes"
 	"crypto/sha256"
-	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/testutil/golden"
 	"github.com/google/uuid"
 )
-
-var update = flag.Bool("update", false, "rewrite the generated files in testdata/events/valid from the session scripts below")
 
 // The sample sessions in testdata/events/valid are generated from the
 // scripts below so that their counts agree by construction (session.ended
@@ -339,20 +336,7 @@ func TestSampleSessions(t *testing.T) {
 			w := &sessionWriter{tb: t}
 			s.script(w)
 			got := w.out.Bytes()
-			file := filepath.Join(testdataDir, "valid", s.file)
-			if *update {
-				if err := os.WriteFile(file, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("read golden file: %v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from its script; run with -update and review the diff", file)
-			}
+			golden.Check(t, filepath.Join(testdataDir, "valid", s.file), got)
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -13,11 +12,7 @@ import (
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
-
-	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // testDB is a database file the tests load through the ingester and export
@@ -25,82 +20,42 @@ import (
 // read-only, as analyze export does.
 type testDB struct {
 	path string
+	db   *testdb.DB
 }
 
 func newTestDB(tb testing.TB) *testDB {
 	tb.Helper()
-	d := &testDB{path: filepath.Join(tb.TempDir(), "evo.duckdb")}
-	d.load(tb, nil) // create the schema
-	return d
+	d := testdb.New(tb, testdb.Options{}) // creates the schema
+	return &testDB{path: d.Close(tb), db: d}
 }
 
-// load opens the store, runs fn with an ingester, and closes the store.
-func (d *testDB) load(tb testing.TB, fn func(ctx context.Context, in *ingest.Ingester)) {
+// load opens the store, loads inputs (invalid lines become dead letters),
+// and closes the store.
+func (d *testDB) load(tb testing.TB, inputs ...testdb.Input) {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, d.path)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
+	d.db.Reopen(tb)
+	for _, in := range inputs {
+		d.db.LoadResult(tb, in)
 	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			tb.Fatalf("close store: %v", err)
-		}
-	}()
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatalf("new ingester: %v", err)
-	}
-	if fn != nil {
-		fn(ctx, in)
-	}
+	d.db.Close(tb)
 }
 
 // loadFiles loads files (JSON lines; invalid ones become dead letters).
 func (d *testDB) loadFiles(tb testing.TB, files ...string) {
 	tb.Helper()
-	d.load(tb, func(ctx context.Context, in *ingest.Ingester) {
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if _, err := in.LoadFile(ctx, bytes.NewReader(b), filepath.Base(f)); err != nil {
-				tb.Fatalf("load %s: %v", f, err)
-			}
-		}
-	})
+	d.load(tb, testdb.Files(tb, files...)...)
 }
 
 // loadLines loads JSON lines given as text.
 func (d *testDB) loadLines(tb testing.TB, name string, lines ...string) {
 	tb.Helper()
-	d.load(tb, func(ctx context.Context, in *ingest.Ingester) {
-		if _, err := in.LoadFile(ctx, strings.NewReader(strings.Join(lines, "\n")), name); err != nil {
-			tb.Fatalf("load %s: %v", name, err)
-		}
-	})
+	d.load(tb, testdb.Lines(name, lines...))
 }
 
 // loadSynth loads n synthetic sessions starting at start.
 func (d *testDB) loadSynth(tb testing.TB, seed uint64, start time.Time, n int) {
 	tb.Helper()
-	var buf bytes.Buffer
-	w := agent.NewJSONLWriter(&buf)
-	g := synth.New(seed, start)
-	for range n {
-		if _, err := g.Session(context.Background(), w); err != nil {
-			tb.Fatalf("synthetic session: %v", err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	d.load(tb, func(ctx context.Context, in *ingest.Ingester) {
-		if _, err := in.LoadFile(ctx, &buf, "synth.jsonl"); err != nil {
-			tb.Fatalf("load synthetic sessions: %v", err)
-		}
-	})
+	d.load(tb, testdb.Synth(tb, "synth.jsonl", seed, start, n))
 }
 
 // exec runs statements on the file opened for writing (to bend data the
@@ -322,14 +277,5 @@ func readManifestFile(tb testing.TB, dir string) *Manifest {
 
 // validFiles are the sample sessions; invalidFiles the invalid events (dead
 // letters).
-func validFiles(tb testing.TB) []string   { return glob(tb, "../../testdata/events/valid/*.jsonl") }
-func invalidFiles(tb testing.TB) []string { return glob(tb, "../../testdata/events/invalid/*.json") }
-
-func glob(tb testing.TB, pattern string) []string {
-	tb.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("%s: %v (found %d)", pattern, err, len(files))
-	}
-	return files
-}
+func validFiles(tb testing.TB) []string   { return testdb.SampleSessions(tb) }
+func invalidFiles(tb testing.TB) []string { return testdb.Glob(tb, "events/invalid/*.json") }

@@ -1,15 +1,14 @@
 package metrics
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // otherTaxonomy classifies differently from the default one.
@@ -32,9 +31,9 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 	for _, fixture := range []string{"hints_edge.jsonl", "rules_swaps.jsonl", "effect_rules.jsonl", "trend_days.jsonl"} {
 		input := typedFixture(t, fixture)
 		stores := map[string]Source{
-			"default": typedTestDBWith(t, store.Options{Taxonomy: taxonomy.Default()}, nil, input),
-			"other":   typedTestDBWith(t, store.Options{Taxonomy: otherTaxonomy(t)}, nil, input),
-			"none":    typedTestDBWith(t, store.Options{}, nil, input),
+			"default": typedTestDBWith(t, taxonomy.Default(), nil, input),
+			"other":   typedTestDBWith(t, otherTaxonomy(t), nil, input),
+			"none":    typedTestDBWith(t, nil, nil, input),
 		}
 		for name, src := range stores {
 			var n int64
@@ -76,15 +75,9 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 // again, as Taxonomy.Classify would.
 func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 	ctx := t.Context()
-	path := t.TempDir() + "/evo.duckdb"
-	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: taxonomy.Default()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	loadInto(t, st, typedFixture(t, "hints_edge.jsonl"))
-	st.Close()
+	path := testdb.Build(t, testdb.Options{Taxonomy: taxonomy.Default()}, testdb.Input{Name: "input", Data: typedFixture(t, "hints_edge.jsonl")})
 	other := otherTaxonomy(t)
-	st, err = store.OpenWith(ctx, path, store.Options{Taxonomy: other})
+	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: other})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,18 +111,5 @@ func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no classified facts: the test checks nothing")
-	}
-}
-
-// loadInto loads JSON lines into st through the ingester.
-func loadInto(tb testing.TB, st *store.Store, input []byte) {
-	tb.Helper()
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := in.LoadFile(tb.Context(), bytes.NewReader(input), "input")
-	if err != nil || res.DeadLetters > 0 {
-		tb.Fatalf("load: %+v, %v", res, err)
 	}
 }

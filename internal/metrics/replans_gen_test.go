@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -10,8 +9,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // popModel is a population of agent sessions with known probabilities. The
@@ -203,29 +201,11 @@ func (m popModel) generate(ctx context.Context, seed uint64, sink agent.Sink) er
 // returns it as a Source.
 func popDB(tb testing.TB, m popModel, seed uint64) Source {
 	tb.Helper()
-	ctx := context.Background()
-	var buf bytes.Buffer
-	w := agent.NewJSONLWriter(&buf)
-	if err := m.generate(ctx, seed, w); err != nil {
-		tb.Fatalf("generate: %v", err)
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	st, err := store.Open(ctx, tb.TempDir()+"/gen.duckdb")
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res, err := in.LoadFile(ctx, &buf, "generated")
-	if err != nil || res.DeadLetters > 0 {
-		tb.Fatalf("load generated sessions: %+v, %v", res, err)
-	}
-	return DB{DB: st.DB()}
+	d := testdb.New(tb, testdb.Options{})
+	d.Load(tb, testdb.Generate(tb, "generated", func(ctx context.Context, sink agent.Sink) error {
+		return m.generate(ctx, seed, sink)
+	}))
+	return DB{DB: d.Store().DB()}
 }
 
 // popCell is one combination of task type, day and rule (-1: no rule set),

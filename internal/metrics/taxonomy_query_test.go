@@ -14,9 +14,8 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -28,41 +27,21 @@ import (
 // as the ingester does.
 func typedTestDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
-	return typedTestDBWith(tb, store.Options{Taxonomy: taxonomy.Default()}, shuffle, inputs...)
+	return typedTestDBWith(tb, taxonomy.Default(), shuffle, inputs...)
 }
 
-// typedTestDBWith is typedTestDB with the store's options.
-func typedTestDBWith(tb testing.TB, opts store.Options, shuffle *rand.Rand, inputs ...[]byte) Source {
+// typedTestDBWith is typedTestDB with the store's taxonomy (nil: none).
+func typedTestDBWith(tb testing.TB, tax *taxonomy.Taxonomy, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := store.OpenWith(ctx, filepath.Join(tb.TempDir(), "evo.duckdb"), opts)
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	cfg := ingest.DefaultConfig()
+	o := testdb.Options{Taxonomy: tax, Shuffle: shuffle}
 	if shuffle != nil {
-		cfg.BatchSize = 3
+		o.BatchSize = 3
 	}
-	in, err := ingest.New(cfg, st, nil)
-	if err != nil {
-		tb.Fatalf("new ingester: %v", err)
-	}
+	d := testdb.New(tb, o)
 	for i, b := range inputs {
-		if shuffle != nil {
-			lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-			shuffle.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
-			b = bytes.Join(lines, []byte("\n"))
-		}
-		res, err := in.LoadFile(ctx, bytes.NewReader(b), fmt.Sprintf("input-%d", i))
-		if err != nil {
-			tb.Fatalf("load input %d: %v", i, err)
-		}
-		if res.DeadLetters > 0 {
-			tb.Fatalf("load input %d: %+v, want every line accepted", i, res)
-		}
+		d.Load(tb, testdb.Input{Name: fmt.Sprintf("input-%d", i), Data: b})
 	}
-	return DB{DB: st.DB()}
+	return DB{DB: d.Store().DB()}
 }
 
 // typedFixture reads a file of testdata/analyze.

@@ -1,14 +1,11 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"math"
 	"math/big"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -16,10 +13,8 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 	"github.com/nats-io/nats.go"
 
-	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // sampleStore opens a new database, loads the sample sessions and sessions
@@ -27,47 +22,10 @@ import (
 // the ingester holds it); it is closed when the test ends.
 func sampleStore(tb testing.TB, sessions int) *store.Store {
 	tb.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "evo.duckdb"))
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
-	}
-	tb.Cleanup(func() { st.Close() })
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	files, err := filepath.Glob("../../testdata/events/valid/*.jsonl")
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("sample sessions: %v (found %d)", err, len(files))
-	}
-	var buf bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	w := agent.NewJSONLWriter(&buf)
-	gen := synth.New(11, time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC))
-	for range sessions {
-		if _, err := gen.Session(ctx, w); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	res, err := in.LoadFile(ctx, &buf, "samples")
-	if err != nil {
-		tb.Fatalf("load samples: %v", err)
-	}
-	if res.Accepted == 0 || res.DeadLetters > 0 {
-		tb.Fatalf("load samples: %+v, want every event accepted", res)
-	}
-	return st
+	d := testdb.New(tb, testdb.Options{})
+	d.Load(tb, testdb.Concat("samples", append(testdb.Files(tb, testdb.SampleSessions(tb)...),
+		testdb.Synth(tb, "synth", 11, time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC), sessions))...))
+	return d.Store()
 }
 
 // startService starts a service on nc over db with the defaults changed by

@@ -5,19 +5,13 @@
 package reporttest
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/testutil/testdb"
 )
 
 // The fixture's report window is the last simulated day, [Since, Until);
@@ -34,11 +28,7 @@ const MinCalls = 10
 // Dir is testdata/report.
 func Dir(tb testing.TB) string {
 	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		tb.Fatal("reporttest: cannot locate the source file")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "report")
+	return testdb.Testdata(tb, "report")
 }
 
 // DB loads the fixture into a new DuckDB file under tb.TempDir and returns
@@ -47,47 +37,15 @@ func Dir(tb testing.TB) string {
 // not the time of the test, so that they fall in the window.
 func DB(tb testing.TB) string {
 	tb.Helper()
-	ctx := context.Background()
-	dir := Dir(tb)
-	path := filepath.Join(tb.TempDir(), "report.duckdb")
-	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: taxonomy.Default()})
-	if err != nil {
-		tb.Fatalf("open store: %v", err)
+	d := testdb.New(tb, testdb.Options{Taxonomy: taxonomy.Default()})
+	d.Load(tb, testdb.File(tb, filepath.Join(Dir(tb), "sessions.jsonl.gz")))
+	quality := testdb.File(tb, filepath.Join(Dir(tb), "quality.jsonl"))
+	if res := d.LoadResult(tb, quality); res.DeadLetters != 4 {
+		tb.Fatalf("load quality.jsonl: %+v; want 4 dead letters", res)
 	}
-	defer st.Close()
-	in, err := ingest.New(ingest.DefaultConfig(), st, nil)
-	if err != nil {
-		tb.Fatalf("new ingester: %v", err)
-	}
-	gz, err := os.ReadFile(filepath.Join(dir, "sessions.jsonl.gz"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		tb.Fatalf("sessions.jsonl.gz: %v", err)
-	}
-	sessions, err := io.ReadAll(zr)
-	if err != nil {
-		tb.Fatalf("sessions.jsonl.gz: %v", err)
-	}
-	res, err := in.LoadFile(ctx, bytes.NewReader(sessions), "sessions.jsonl")
-	if err != nil || res.DeadLetters > 0 {
-		tb.Fatalf("load sessions.jsonl: %+v, %v; want every line accepted", res, err)
-	}
-	quality, err := os.ReadFile(filepath.Join(dir, "quality.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if res, err = in.LoadFile(ctx, bytes.NewReader(quality), "quality.jsonl"); err != nil || res.DeadLetters != 4 {
-		tb.Fatalf("load quality.jsonl: %+v, %v; want 4 dead letters", res, err)
-	}
-	if _, err := st.DB().ExecContext(ctx,
+	if _, err := d.Store().DB().ExecContext(context.Background(),
 		`UPDATE dead_letters SET received_at = TIMESTAMPTZ '2025-06-09 18:00:00+00' + to_minutes(line)`); err != nil {
 		tb.Fatalf("stamp dead letters: %v", err)
 	}
-	if err := st.Close(); err != nil {
-		tb.Fatalf("close store: %v", err)
-	}
-	return path
+	return d.Close(tb)
 }
