@@ -44,7 +44,7 @@ func bridgeOTel(ctx context.Context, in io.Reader, out *output.Output, stderr io
 }
 
 func bridgeClaudeCode(ctx context.Context, o *options, in io.Reader, out *output.Output, stderr io.Writer, log *slog.Logger) error {
-	cfg := claudecode.Config{Agent: o.cfg.Agent, Source: o.cfg.Source, Model: o.cfg.Model, Plan: plandialect.DefaultConfig()}
+	cfg := claudecode.Config{Agent: o.cfg.Agent, Source: o.cfg.Source, Model: o.cfg.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
 	tr, err := claudecode.NewTranslator(cfg, out, time.Now)
 	if err != nil {
 		return errors.Join(err, finish(ctx, out))
