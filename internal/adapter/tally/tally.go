@@ -11,6 +11,7 @@
 package tally
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -128,7 +129,11 @@ type At struct {
 
 // Call is one tool call as the foreign record states it.
 type Call struct {
-	Tool     string
+	Tool string
+	// Name is the tool name agent.tool.called records, when it differs from
+	// Tool (Cursor's hooks: Tool is the hook event the plan-file config
+	// knows, Name the tool it stands for); "" records Tool.
+	Name     string
 	Args     []byte // the call's arguments (JSON); nil when not recorded
 	OK       bool
 	Error    string // why it failed
@@ -397,7 +402,7 @@ func (s *Session) work(ctx context.Context, at At, c Call) error {
 }
 
 func (s *Session) called(ctx context.Context, at At, c Call, task *int64, hint *string, control bool) error {
-	d := events.ToolCalledData{TaskID: task, Tool: c.Tool, Hint: hint, OK: c.OK,
+	d := events.ToolCalledData{TaskID: task, Tool: cmp.Or(c.Name, c.Tool), Hint: hint, OK: c.OK,
 		DurationMS: max(c.Duration.Milliseconds(), 0), Control: control}
 	if !c.OK {
 		d.Error, d.ErrorKind = cut(c.Error), c.Kind
