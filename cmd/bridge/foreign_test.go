@@ -108,3 +108,15 @@ func TestBridgeClaudeCodePlanFiles(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }
+
+// TestBridgeCursorFixture bridges the published Cursor session
+// (internal/adapter/cursor/testdata/session.jsonl) into the pipeline: one
+// conversation, one replan, one completion, the plan-file edits and read not
+// among the real tool calls.
+func TestBridgeCursorFixture(t *testing.T) {
+	file := filepath.Join("..", "..", "internal", "adapter", "cursor", "testdata", "session.jsonl")
+	stderr := bridgeTwice(t, "cursor", file, adaptertest.Truth{Sessions: 1, Replanned: 1, Replans: 1, RealCalls: 3, Completions: 1})
+	if want := "1 conversations (1 ended, 0 open), 2 ignored, 0 malformed"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
