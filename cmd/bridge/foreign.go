@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/adapter/claudecode"
+	"github.com/evosignal/evosignal/internal/adapter/cursor"
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
 	"github.com/evosignal/evosignal/internal/output"
 	"github.com/evosignal/evosignal/internal/plandialect"
@@ -18,6 +19,7 @@ import (
 const (
 	agentOTel       = "otel"
 	agentClaudeCode = "claude-code"
+	agentCursor     = "cursor"
 )
 
 // finish delivers what was translated, after an interrupt too, within a
@@ -44,7 +46,7 @@ func bridgeOTel(ctx context.Context, in io.Reader, out *output.Output, stderr io
 }
 
 func bridgeClaudeCode(ctx context.Context, o *options, in io.Reader, out *output.Output, stderr io.Writer, log *slog.Logger) error {
-	cfg := claudecode.Config{Agent: o.cfg.Agent, Source: o.cfg.Source, Model: o.cfg.Model, Plan: plandialect.DefaultConfig()}
+	cfg := claudecode.Config{Agent: o.cfg.Agent, Source: o.cfg.Source, Model: o.cfg.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
 	tr, err := claudecode.NewTranslator(cfg, out, time.Now)
 	if err != nil {
 		return errors.Join(err, finish(ctx, out))
@@ -58,6 +60,28 @@ func bridgeClaudeCode(ctx context.Context, o *options, in io.Reader, out *output
 	outErr := finish(ctx, out)
 	c := tr.Stats()
 	fmt.Fprintf(stderr, "bridge: %d hook records read, %d events emitted, %d sessions (%d ended, %d open), %d ignored, %d malformed\n",
+		c.Records, c.Events, c.Sessions, c.Ended, c.Open, c.Ignored, c.Malformed)
+	for _, n := range c.Quality.Notes() {
+		fmt.Fprintf(stderr, "bridge: data quality: %s\n", n)
+	}
+	return errors.Join(readErr, closeErr, outErr)
+}
+
+func bridgeCursor(ctx context.Context, o *options, in io.Reader, out *output.Output, stderr io.Writer, log *slog.Logger) error {
+	cfg := cursor.Config{Agent: o.cfg.Agent, Source: o.cfg.Source, Model: o.cfg.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
+	tr, err := cursor.NewTranslator(cfg, out, time.Now)
+	if err != nil {
+		return errors.Join(err, finish(ctx, out))
+	}
+	readErr := tr.Read(ctx, in, func(e *cursor.RecordError) {
+		log.Warn("malformed hook record skipped", "record", e.Record, "err", e.Err)
+	})
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	closeErr := tr.Close(final)
+	outErr := finish(ctx, out)
+	c := tr.Stats()
+	fmt.Fprintf(stderr, "bridge: %d hook records read, %d events emitted, %d conversations (%d ended, %d open), %d ignored, %d malformed\n",
 		c.Records, c.Events, c.Sessions, c.Ended, c.Open, c.Ignored, c.Malformed)
 	for _, n := range c.Quality.Notes() {
 		fmt.Fprintf(stderr, "bridge: data quality: %s\n", n)

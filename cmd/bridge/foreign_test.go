@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+	"github.com/evosignal/evosignal/internal/plandialect"
+	"github.com/evosignal/evosignal/internal/plandialect/plangen"
 )
 
 var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -85,5 +88,35 @@ func TestBridgeClaudeCodeHooks(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestBridgeClaudeCodePlanFiles bridges generated Claude Code sessions that
+// keep their plan in a Markdown file (Write, Edit and MultiEdit on
+// task_plan.md, plangen) as hook inputs: the analyzers find exactly the
+// generator's replans and completions, the plan-file calls are not real tool
+// calls, and the edits of unknown prior content are a data-quality note.
+func TestBridgeClaudeCodePlanFiles(t *testing.T) {
+	ss := adaptertest.PlanFileSessions(51, 60, plangen.ClaudeCode, genStart)
+	truth := adaptertest.TruthOf(ss)
+	if truth.Replanned == 0 || truth.Replanned == truth.Sessions || truth.Completions == 0 || truth.UnknownPrior == 0 {
+		t.Fatalf("generated sessions exercise too little: %+v", truth)
+	}
+	stderr := bridgeTwice(t, "claude-code", writeFile(t, "hooks.jsonl", adaptertest.ClaudeCodeHooks(ss)), truth)
+	want := fmt.Sprintf("%d plan-file operations were not read as plans: %s", truth.UnknownPrior, plandialect.QualityUnknownPrior)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// TestBridgeCursorFixture bridges the published Cursor session
+// (internal/adapter/cursor/testdata/session.jsonl) into the pipeline: one
+// conversation, one replan, one completion, the plan-file edits and read not
+// among the real tool calls.
+func TestBridgeCursorFixture(t *testing.T) {
+	file := filepath.Join("..", "..", "internal", "adapter", "cursor", "testdata", "session.jsonl")
+	stderr := bridgeTwice(t, "cursor", file, adaptertest.Truth{Sessions: 1, Replanned: 1, Replans: 1, RealCalls: 3, Completions: 1})
+	if want := "1 conversations (1 ended, 0 open), 2 ignored, 0 malformed"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }

@@ -23,11 +23,16 @@ const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [fla
                        ExportTraceServiceRequest per line) of OpenTelemetry
                        GenAI spans; one session per trace (docs/otel.md)
   -agent claude-code   Claude Code hook inputs, as the hook in
-                       docs/claude-code.md appends them; one session per session_id
+                       docs/claude-code.md appends them; one session per session_id;
+                       Write/Edit/MultiEdit of a plan file (task_plan.md, todo.md,
+                       .cursor/plans/*.plan.md) are plan operations
+  -agent cursor        Cursor hook inputs (internal/adapter/cursor/testdata/README.md);
+                       one session per conversation_id, the plan read from plan
+                       files (afterFileEdit, beforeReadFile)
   -agent NAME          anything else: SkillLite agent-rpc, NAME the agent name
 
 -source does not apply to otel (each session's source is <agent>/otel);
--model applies to claude-code too; -tools and -agent-version to SkillLite only.
+-model applies to claude-code and cursor too; -tools and -agent-version to SkillLite only.
 
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
 see schema/README.md). It reads JSON lines as agent-rpc writes them on
@@ -190,6 +195,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return bridgeOTel(ctx, in, out, stderr, log)
 	case agentClaudeCode:
 		return bridgeClaudeCode(ctx, o, in, out, stderr, log)
+	case agentCursor:
+		return bridgeCursor(ctx, o, in, out, stderr, log)
 	}
 	var flush func() error
 	if out.Buffered() {

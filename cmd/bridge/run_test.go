@@ -279,7 +279,7 @@ func TestHelpExplains(t *testing.T) {
 	}
 	for _, want := range []string{"-agent", "-in", "-out", "-nats", "-source", "-agent-version", "-model", "-tools", "-depth-limit", "-transcripts",
 		"-user", "-creds", "agent_chat", "session_key", "task_plan", "update_task_plan", "aborted", "plain answer", "tee",
-		"| ingest -file -", "Examples:"} {
+		"| ingest -file -", "Examples:", "-agent cursor", "afterFileEdit"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("-h output lacks %q", want)
 		}

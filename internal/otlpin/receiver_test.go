@@ -18,6 +18,7 @@ import (
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
 	"github.com/evosignal/evosignal/internal/otlpin"
+	"github.com/evosignal/evosignal/internal/plandialect/plangen"
 )
 
 var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -132,4 +133,33 @@ func TestReceiverGeneratedSessions(t *testing.T) {
 		t.Errorf("after re-sending every export: %d events stored, want %d", n, stored)
 	}
 	p.CheckTruth(t, truth)
+}
+
+// TestReceiverPlanFileSessions sends generated sessions that keep their plan
+// in a Markdown file (plangen: the file tools of Claude Code, SkillLite and
+// Codex as execute_tool spans with their arguments) as OTLP over HTTP,
+// through a real nats-server into a real DuckDB: the analyzers find exactly
+// the generator's replans and completions, the plan-file calls are not real
+// tool calls, and the edits of unknown prior content are counted.
+func TestReceiverPlanFileSessions(t *testing.T) {
+	p := adaptertest.StartPipeline(t)
+	r := startReceiver(t, p)
+	var ss []adaptertest.GenSession
+	for i, style := range []plangen.Style{plangen.ClaudeCode, plangen.SkillLite, plangen.Codex} {
+		ss = append(ss, adaptertest.PlanFileSessions(uint64(61+i), 30, style, genStart.Add(time.Duration(i)*24*time.Hour))...)
+	}
+	truth := adaptertest.TruthOf(ss)
+	if truth.Replanned == 0 || truth.Replanned == truth.Sessions || truth.Completions == 0 || truth.UnknownPrior == 0 {
+		t.Fatalf("generated sessions exercise too little: %+v", truth)
+	}
+	for i, td := range oteltest.Exports(11, ss) {
+		if res := post(t, url(r), td, i%2 == 0); res.PartialSuccess().RejectedSpans() != 0 {
+			t.Fatalf("export %d: %d spans rejected", i, res.PartialSuccess().RejectedSpans())
+		}
+	}
+	p.Settle(t)
+	p.CheckTruth(t, truth)
+	if q := r.Stats().Quality; q.PlanFileUnknownPrior != truth.UnknownPrior {
+		t.Errorf("plan-file edits of unknown prior content = %d, want %d", q.PlanFileUnknownPrior, truth.UnknownPrior)
+	}
 }

@@ -45,11 +45,17 @@ type GenSession struct {
 	RealCalls   int64 // tool calls other than the plan tool
 	FailedCalls int64
 	MissingArgs int64 // plan calls without captured arguments
+	// Plan-file sessions (PlanFileSessions) only:
+	Completions  int64 // agent.task.completed events: boxes ticked
+	UnknownPrior int64 // edits of the plan file with unknown prior content
 }
 
 // Truth is what an analysis of generated sessions must find.
 type Truth struct {
 	Sessions, Replanned, Replans, RealCalls, FailedCalls, MissingArgs int64
+	// Completions and UnknownPrior: of plan-file sessions only (zero for
+	// Generate's); CheckTruth compares Completions when it is not zero.
+	Completions, UnknownPrior int64
 }
 
 // TruthOf adds up the truth of ss.
@@ -63,6 +69,8 @@ func TruthOf(ss []GenSession) Truth {
 		t.RealCalls += s.RealCalls
 		t.FailedCalls += s.FailedCalls
 		t.MissingArgs += s.MissingArgs
+		t.Completions += s.Completions
+		t.UnknownPrior += s.UnknownPrior
 	}
 	return t
 }

@@ -122,6 +122,11 @@ func (p *Pipeline) CheckTruth(tb testing.TB, want Truth) {
 	if r.ReportedReplansMismatch != 0 {
 		tb.Errorf("%d sessions report another replan count than their events", r.ReportedReplansMismatch)
 	}
+	if want.Completions != 0 {
+		if n := p.Count(tb, "SELECT count(*) FROM task_completions"); n != want.Completions {
+			tb.Errorf("task completions = %d, want %d", n, want.Completions)
+		}
+	}
 	rows, err := metrics.Trend(ctx, src, metrics.Filter{}, metrics.EveryWeek)
 	if err != nil {
 		tb.Fatal(err)

@@ -8,6 +8,9 @@
 //	                                            UserPromptSubmit's prompt; model = SessionStart's model
 //	PostToolUse / PostToolUseFailure of TodoWrite   the plan-dialect core: agent.plan.created,
 //	                                            agent.plan.updated, agent.task.completed
+//	PostToolUse of Write / Edit / MultiEdit     the same, from the plan file's content
+//	on a plan file (Config.Files)               (the Markdown dialect; paths resolved
+//	                                            against the session's first cwd)
 //	any other PostToolUse / PostToolUseFailure  agent.tool.called for the task in progress;
 //	                                            failed: error, error_kind "interrupted" when
 //	                                            is_interrupt; duration from its PreToolUse when
@@ -48,6 +51,9 @@ type Config struct {
 	Source string
 	Model  string // unless SessionStart names one
 	Plan   plandialect.Config
+	// Files: the plan files and file tools (Write, Edit, MultiEdit) whose
+	// calls are plan operations; the zero value reads none.
+	Files plandialect.FilesConfig
 }
 
 // Counts are a Translator's totals.
@@ -75,6 +81,7 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // envelope's, when the hook command added one.
 type hook struct {
 	SessionID   string          `json:"session_id"`
+	Cwd         string          `json:"cwd"`
 	Event       string          `json:"hook_event_name"`
 	ToolName    string          `json:"tool_name"`
 	ToolInput   json.RawMessage `json:"tool_input"`
@@ -99,6 +106,7 @@ type Translator struct {
 	sink     agent.Sink
 	now      func() time.Time
 	reg      *plandialect.Registry
+	files    *tally.Files
 	sessions map[string]*session
 	order    []string // session ids, first seen first
 	ended    map[string]bool
@@ -126,7 +134,11 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 	if err != nil {
 		return nil, err
 	}
-	t := &Translator{cfg: cfg, now: now, reg: reg, sessions: map[string]*session{}, ended: map[string]bool{}}
+	files, err := tally.NewFiles(cfg.Files)
+	if err != nil {
+		return nil, err
+	}
+	t := &Translator{cfg: cfg, now: now, reg: reg, files: files, sessions: map[string]*session{}, ended: map[string]bool{}}
 	t.sink = counter{next: sink, n: &t.n.Events}
 	return t, nil
 }
@@ -230,7 +242,7 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 	}
 	s := t.sessions[h.SessionID]
 	if s == nil {
-		s = &session{s: tally.New(t.sink, t.cfg.Source, h.SessionID, t.reg), pending: true, start: h.Time,
+		s = &session{s: tally.New(t.sink, t.cfg.Source, h.SessionID, t.reg).WithFiles(t.files, h.Cwd), pending: true, start: h.Time,
 			model: t.cfg.Model, pre: map[string]time.Time{}}
 		t.sessions[h.SessionID] = s
 		t.order = append(t.order, h.SessionID)

@@ -26,6 +26,10 @@ const (
 // Config configures a Mapper.
 type Config struct {
 	Plan plandialect.Config
+	// Files: the plan files and file tools whose execute_tool spans are plan
+	// operations (docs/plan-dialects.md, "Markdown plan files"); the zero
+	// value reads none.
+	Files plandialect.FilesConfig
 	// Linger: a trace with an invoke_agent span but no root invoke_agent
 	// span (the agent ran under another span, e.g. an HTTP handler's) is
 	// mapped this long after its last span arrived (Sweep).
@@ -38,15 +42,16 @@ type Config struct {
 	Remember int
 }
 
-// DefaultConfig returns the defaults: the built-in plan tools, linger 30s,
-// 200,000 buffered spans, 100,000 remembered traces.
+// DefaultConfig returns the defaults: the built-in plan tools, the default
+// plan files and file tools, linger 30s, 200,000 buffered spans, 100,000
+// remembered traces.
 func DefaultConfig() Config {
-	return Config{Plan: plandialect.DefaultConfig(), Linger: DefaultLinger, MaxSpans: DefaultMaxSpans, Remember: DefaultRemember}
+	return Config{Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(), Linger: DefaultLinger, MaxSpans: DefaultMaxSpans, Remember: DefaultRemember}
 }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
-	errs := []error{c.Plan.Validate()}
+	errs := []error{c.Plan.Validate(), c.Files.Validate()}
 	if c.Linger <= 0 {
 		errs = append(errs, fmt.Errorf("linger %v is not positive", c.Linger))
 	}
@@ -95,9 +100,10 @@ func (s Stats) Notes() []string {
 // trace as one session. Safe for concurrent use; Send is called under its
 // lock, so events reach the sink in order.
 type Mapper struct {
-	cfg  Config
-	reg  *plandialect.Registry
-	sink agent.Sink
+	cfg   Config
+	reg   *plandialect.Registry
+	files *tally.Files
+	sink  agent.Sink
 
 	mu      sync.Mutex
 	pending map[string]*traceBuf
@@ -125,7 +131,11 @@ func New(cfg Config, sink agent.Sink) (*Mapper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mapper{cfg: cfg, reg: reg, sink: sink, pending: map[string]*traceBuf{}, done: map[string]bool{}}, nil
+	files, err := tally.NewFiles(cfg.Files)
+	if err != nil {
+		return nil, err
+	}
+	return &Mapper{cfg: cfg, reg: reg, files: files, sink: sink, pending: map[string]*traceBuf{}, done: map[string]bool{}}, nil
 }
 
 // Stats returns the totals so far.
@@ -234,7 +244,7 @@ func (m *Mapper) Flush(ctx context.Context) error {
 
 func (m *Mapper) mapTraces(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		n, q, err := mapTrace(ctx, m.reg, m.sink, m.pending[id].spans)
+		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, m.pending[id].spans)
 		m.stats.Events += n
 		if err != nil {
 			return fmt.Errorf("map trace %s: %w", id, err)

@@ -167,8 +167,13 @@ func TestMapLateAndUnmapped(t *testing.T) {
 	if st.Sessions != 1 || st.Unmapped != 1 || st.AfterMapped == 0 {
 		t.Errorf("stats %+v: want 1 session, 1 unmapped trace, re-sent spans dropped", st)
 	}
-	if len(st.Notes()) != 2 {
-		t.Errorf("notes %q, want two", st.Notes())
+	// The generated Edit calls carry no file path ({"x":1}): a third note,
+	// on file tool calls that could not be read.
+	notes := strings.Join(st.Notes(), "\n")
+	for _, want := range []string{"1 traces had no invoke_agent span", "spans arrived after their trace was mapped", "file tool calls carried no arguments or arguments that could not be read"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", st.Notes(), want)
+		}
 	}
 }
 

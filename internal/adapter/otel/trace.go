@@ -15,7 +15,7 @@ import (
 
 // mapTrace maps the spans of one trace as one session and returns the
 // number of events sent and what the plan calls lacked.
-func mapTrace(ctx context.Context, reg *plandialect.Registry, sink agent.Sink, spans []*span) (int64, tally.Quality, error) {
+func mapTrace(ctx context.Context, reg *plandialect.Registry, files *tally.Files, sink agent.Sink, spans []*span) (int64, tally.Quality, error) {
 	spans = slices.Clone(spans)
 	// Start order; the agent span first among equals, then span id, so that
 	// the same spans map the same way however they were exported.
@@ -38,7 +38,7 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, sink agent.Sink, s
 	}
 	sessionID = cmp.Or(sessionID, root.trace) // tally hashes one too long
 	a := agentName(name)
-	sess := tally.New(sink, a+"/otel", sessionID, reg)
+	sess := tally.New(sink, a+"/otel", sessionID, reg).WithFiles(files, "")
 	key := func(s *span) string { return s.trace + "-" + s.id }
 
 	err := sess.Start(ctx, tally.At{ID: key(root) + "/start", Time: root.start, Seq: micros(root.start)}, events.SessionStartedData{

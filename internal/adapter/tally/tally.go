@@ -11,6 +11,7 @@
 package tally
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,6 +40,31 @@ type Quality struct {
 	// PlanCallsFailed: plan-tool calls the agent reported as failed; the plan
 	// stays as it was.
 	PlanCallsFailed int64
+
+	// Plan files (WithFiles): operations on a plan file that were not
+	// classified, by the core's reason (plandialect.Quality…).
+	//
+	// PlanFileUnknownPrior: edits of a plan file whose content before them
+	// was unknown; nothing classified, nothing guessed.
+	PlanFileUnknownPrior int64
+	// PlanFileMismatch: edits that did not apply to the known content; the
+	// content is unknown from then on.
+	PlanFileMismatch int64
+	// PlanFileUnreadable: plan file contents the Markdown dialect could not
+	// read.
+	PlanFileUnreadable int64
+	// PlanFileNoTasks: plan files written without a checklist item before
+	// the session had a plan.
+	PlanFileNoTasks int64
+	// PlanFileDeleted: plan files deleted; the plan in force stays.
+	PlanFileDeleted int64
+	// PlanFileCallsFailed: file tool calls on a plan file that failed in the
+	// agent; they changed nothing.
+	PlanFileCallsFailed int64
+	// FileCallsUnread: file tool calls whose arguments were not recorded or
+	// could not be read, so whether they touched a plan file is unknown;
+	// every plan file's content is unknown after them.
+	FileCallsUnread int64
 }
 
 // Add adds o to q.
@@ -46,6 +72,13 @@ func (q *Quality) Add(o Quality) {
 	q.PlanCallsWithoutArguments += o.PlanCallsWithoutArguments
 	q.PlanCallsUnreadable += o.PlanCallsUnreadable
 	q.PlanCallsFailed += o.PlanCallsFailed
+	q.PlanFileUnknownPrior += o.PlanFileUnknownPrior
+	q.PlanFileMismatch += o.PlanFileMismatch
+	q.PlanFileUnreadable += o.PlanFileUnreadable
+	q.PlanFileNoTasks += o.PlanFileNoTasks
+	q.PlanFileDeleted += o.PlanFileDeleted
+	q.PlanFileCallsFailed += o.PlanFileCallsFailed
+	q.FileCallsUnread += o.FileCallsUnread
 }
 
 // Notes returns q as data-quality sentences, none when q is zero.
@@ -59,6 +92,27 @@ func (q Quality) Notes() []string {
 	}
 	if q.PlanCallsFailed > 0 {
 		n = append(n, fmt.Sprintf("%d plan-tool calls failed in the agent; the plan in force was kept", q.PlanCallsFailed))
+	}
+	for _, f := range []struct {
+		n    int64
+		why  plandialect.Quality
+		then string
+	}{
+		{q.PlanFileUnknownPrior, plandialect.QualityUnknownPrior, "nothing was guessed"},
+		{q.PlanFileMismatch, plandialect.QualityMismatch, "the file's content is unknown until its next whole write"},
+		{q.PlanFileUnreadable, plandialect.QualityUnreadable, "the plan in force was kept"},
+		{q.PlanFileNoTasks, plandialect.QualityNoTasks, "no plan was created"},
+		{q.PlanFileDeleted, plandialect.QualityDeleted, "the plan in force was kept"},
+	} {
+		if f.n > 0 {
+			n = append(n, fmt.Sprintf("%d plan-file operations were not read as plans: %s; %s", f.n, f.why, f.then))
+		}
+	}
+	if q.PlanFileCallsFailed > 0 {
+		n = append(n, fmt.Sprintf("%d file tool calls on a plan file failed in the agent; they changed nothing", q.PlanFileCallsFailed))
+	}
+	if q.FileCallsUnread > 0 {
+		n = append(n, fmt.Sprintf("%d file tool calls carried no arguments or arguments that could not be read, so whether they touched a plan file is unknown; plan files' contents were taken as unknown after them (with OpenTelemetry, enable content capture)", q.FileCallsUnread))
 	}
 	return n
 }
@@ -75,7 +129,11 @@ type At struct {
 
 // Call is one tool call as the foreign record states it.
 type Call struct {
-	Tool     string
+	Tool string
+	// Name is the tool name agent.tool.called records, when it differs from
+	// Tool (Cursor's hooks: Tool is the hook event the plan-file config
+	// knows, Name the tool it stands for); "" records Tool.
+	Name     string
 	Args     []byte // the call's arguments (JSON); nil when not recorded
 	OK       bool
 	Error    string // why it failed
@@ -90,6 +148,9 @@ type Session struct {
 	id     string
 	reg    *plandialect.Registry
 	tr     *plandialect.Tracker
+	files  *Files                   // nil: plan files are not read
+	dir    string                   // the session's working directory, for plan file paths
+	ft     *plandialect.FileTracker // the plan files' known contents
 
 	seq       int64
 	started   bool
@@ -109,6 +170,44 @@ func New(sink agent.Sink, source, id string, reg *plandialect.Registry) *Session
 	}
 	return &Session{sink: sink, source: source, id: id, reg: reg, tr: reg.NewTracker(),
 		taskCalls: map[int64]int64{}, taskFails: map[int64]int64{}}
+}
+
+// Files recognises plan-file operations for Sessions: the core's
+// plandialect.Files and the file tools of its config. Immutable, safe for
+// concurrent use; one per adapter.
+type Files struct {
+	files *plandialect.Files
+	tools map[string]bool
+}
+
+// NewFiles returns the Files of cfg, or cfg's problems.
+func NewFiles(cfg plandialect.FilesConfig) (*Files, error) {
+	f, err := plandialect.NewFiles(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tools := map[string]bool{}
+	for t := range cfg.Tools {
+		tools[t] = true
+	}
+	return &Files{files: f, tools: tools}, nil
+}
+
+// WithFiles makes s read plan files (docs/plan-dialects.md, "Markdown plan
+// files"): a file tool call on a plan file is a plan operation, classified
+// by the same Tracker as plan-tool calls; dir is the directory relative
+// paths are resolved against ("" for none). Call it before the first Tool.
+func (s *Session) WithFiles(files *Files, dir string) *Session {
+	s.files, s.dir = files, dir
+	s.forget()
+	return s
+}
+
+// forget drops every plan file's known content.
+func (s *Session) forget() {
+	if s.files != nil {
+		s.ft = s.files.files.NewTracker(s.tr).WithDir(s.dir)
+	}
 }
 
 // ID is the session id.
@@ -148,13 +247,17 @@ func (s *Session) Start(ctx context.Context, at At, d events.SessionStartedData)
 
 // Tool translates one tool call: a plan-tool call goes through the dialect
 // core (agent.plan.created or agent.plan.updated, then agent.task.completed
-// per completed task, then the call itself as a control call); any other
-// call is agent.tool.called for the task in progress, with its hint. Event
-// ids are at.ID plus a suffix ("/plan", "/done/<task id>", nothing for the
-// call).
+// per completed task, then the call itself as a control call); so does a
+// file tool call on a plan file (WithFiles), whose content goes through the
+// Markdown dialect; any other call is agent.tool.called for the task in
+// progress, with its hint. Event ids are at.ID plus a suffix ("/plan",
+// "/done/<task id>", nothing for the call).
 func (s *Session) Tool(ctx context.Context, at At, c Call) error {
 	d, isPlan := s.reg.Lookup(c.Tool)
 	if !isPlan {
+		if s.files != nil {
+			return s.file(ctx, at, c)
+		}
 		return s.work(ctx, at, c)
 	}
 	if err := s.plan(ctx, at, d, c); err != nil {
@@ -188,11 +291,84 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 	if err != nil {
 		return fmt.Errorf("session %s: apply %s: %w", s.id, c.Tool, err)
 	}
+	return s.result(ctx, at, "", res)
+}
+
+// file translates a call that may be a plan-file operation. A call that
+// touched only plan files is a control call, as a plan-tool call is; one
+// that also touched other files is a real call too. A failed call changed
+// nothing; a file tool call whose arguments are missing or unreadable may
+// have changed a plan file, so every plan file's content is unknown after it.
+func (s *Session) file(ctx context.Context, at At, c Call) error {
+	if !s.files.tools[c.Tool] {
+		return s.work(ctx, at, c)
+	}
+	if c.Args == nil {
+		s.quality.FileCallsUnread++
+		s.forget()
+		return s.work(ctx, at, c)
+	}
+	if !c.OK {
+		call, ok, err := s.files.files.Operation(c.Tool, c.Args)
+		if err != nil || !ok {
+			return s.work(ctx, at, c)
+		}
+		s.quality.PlanFileCallsFailed++
+		if len(call.Other) > 0 {
+			return s.work(ctx, at, c)
+		}
+		return s.called(ctx, at, c, nil, nil, true)
+	}
+	out, ok, err := s.ft.Call(c.Tool, c.Args)
+	if errors.Is(err, plandialect.ErrArguments) {
+		s.quality.FileCallsUnread++
+		s.forget()
+		return s.work(ctx, at, c)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: plan file %s: %w", s.id, c.Tool, err)
+	}
+	if !ok {
+		return s.work(ctx, at, c)
+	}
+	for i, r := range out.Results {
+		suffix := ""
+		if i > 0 {
+			suffix = fmt.Sprintf("/%d", i)
+		}
+		switch {
+		case r.Applied:
+			if err := s.result(ctx, at, suffix, r.Result); err != nil {
+				return err
+			}
+		case r.Quality == plandialect.QualityUnknownPrior:
+			s.quality.PlanFileUnknownPrior++
+		case r.Quality == plandialect.QualityMismatch:
+			s.quality.PlanFileMismatch++
+		case r.Quality == plandialect.QualityUnreadable:
+			s.quality.PlanFileUnreadable++
+		case r.Quality == plandialect.QualityNoTasks:
+			s.quality.PlanFileNoTasks++
+		case r.Quality == plandialect.QualityDeleted:
+			s.quality.PlanFileDeleted++
+		}
+	}
+	if len(out.Other) > 0 {
+		return s.work(ctx, at, c)
+	}
+	return s.called(ctx, at, c, nil, nil, true)
+}
+
+// result emits the events of what the core decided: agent.plan.created or
+// agent.plan.updated ("/plan"), then agent.task.completed per completed task
+// ("/done/<id>"); suffix tells apart several results of one call.
+func (s *Session) result(ctx context.Context, at At, suffix string, res plandialect.Result) error {
+	var err error
 	switch res.Kind {
 	case plandialect.Created:
-		err = s.emit(ctx, at, "/plan", events.PlanCreated, res.PlanCreated())
+		err = s.emit(ctx, at, suffix+"/plan", events.PlanCreated, res.PlanCreated())
 	case plandialect.Replanned:
-		err = s.emit(ctx, at, "/plan", events.PlanUpdated, res.PlanUpdated(events.TriggerModel))
+		err = s.emit(ctx, at, suffix+"/plan", events.PlanUpdated, res.PlanUpdated(events.TriggerModel))
 	}
 	if err != nil {
 		return err
@@ -202,7 +378,7 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 		if s.taskFails[id] > 0 {
 			d.Completion = events.CompletionPartialSuccess
 		}
-		if err := s.emit(ctx, at, fmt.Sprintf("/done/%d", id), events.TaskCompleted, d); err != nil {
+		if err := s.emit(ctx, at, fmt.Sprintf("%s/done/%d", suffix, id), events.TaskCompleted, d); err != nil {
 			return err
 		}
 	}
@@ -226,7 +402,7 @@ func (s *Session) work(ctx context.Context, at At, c Call) error {
 }
 
 func (s *Session) called(ctx context.Context, at At, c Call, task *int64, hint *string, control bool) error {
-	d := events.ToolCalledData{TaskID: task, Tool: c.Tool, Hint: hint, OK: c.OK,
+	d := events.ToolCalledData{TaskID: task, Tool: cmp.Or(c.Name, c.Tool), Hint: hint, OK: c.OK,
 		DurationMS: max(c.Duration.Milliseconds(), 0), Control: control}
 	if !c.OK {
 		d.Error, d.ErrorKind = cut(c.Error), c.Kind

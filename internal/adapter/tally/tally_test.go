@@ -94,3 +94,73 @@ func TestSession(t *testing.T) {
 		t.Errorf("outcome %s, want partial_success (one of two tasks completed)", o)
 	}
 }
+
+// TestSessionPlanFiles: file tool calls on a plan file are plan operations
+// (control calls); a patch of code and plan is a real call too; failed,
+// argument-less and unreadable file calls and edits of unknown content are
+// counted, never guessed; after an unread file call the content is unknown.
+func TestSessionPlanFiles(t *testing.T) {
+	reg, err := plandialect.New(plandialect.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	sess := tally.New(s, "a/b", "s1", reg).WithFiles(files, "/w")
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	calls := []tally.Call{
+		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"a","new_string":"b"}`)},                                                                                                 // k0 unknown prior
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"/w/task_plan.md","content":"- [ ] A\n- [ ] B\n"}`)},                                                                                                // k1 created
+		{Tool: "Edit", OK: false, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] A","new_string":"- [x] A"}`)},                                                                                    // k2 failed
+		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] A","new_string":"- [x] A"}`)},                                                                                     // k3 progressed
+		{Tool: "Bash", OK: true, Args: []byte(`{"command":"ls"}`)},                                                                                                                                               // k4 work on task 2
+		{Tool: "apply_patch", OK: true, Args: []byte("{\"input\":\"*** Begin Patch\\n*** Update File: main.go\\n@@\\n-a\\n+b\\n*** Update File: task_plan.md\\n@@\\n - [x] A\\n+- [ ] C\\n*** End Patch\\n\"}")}, // k5 replanned + real call
+		{Tool: "Edit", OK: true}, // k6 no arguments: contents forgotten
+		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] B","new_string":"- [x] B"}`)}, // k7 unknown prior
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":3}`)},                                                           // k8 unreadable
+	}
+	for i, c := range calls {
+		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	var got []string
+	for _, e := range s.evs {
+		line := e.ID + " " + string(e.Type)
+		if e.Type == events.ToolCalled {
+			p, err := e.Payload()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := p.(*events.ToolCalledData)
+			line += " control=" + strconv.FormatBool(d.Control)
+			if d.TaskID != nil {
+				line += " task=" + strconv.FormatInt(*d.TaskID, 10)
+			}
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"k0 agent.tool.called control=true",
+		"k1/plan agent.plan.created", "k1 agent.tool.called control=true",
+		"k2 agent.tool.called control=true",
+		"k3/done/1 agent.task.completed", "k3 agent.tool.called control=true",
+		"k4 agent.tool.called control=false task=2",
+		"k5/plan agent.plan.updated", // C added before B, the first pending task now
+		"k5 agent.tool.called control=false task=3",
+		"k6 agent.tool.called control=false task=3",
+		"k7 agent.tool.called control=true",
+		"k8 agent.tool.called control=false task=3",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	q := sess.Quality()
+	if q != (tally.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 2}) || len(q.Notes()) != 3 {
+		t.Errorf("quality %+v, notes %q", q, q.Notes())
+	}
+}
