@@ -26,7 +26,7 @@ stored exactly once; bad input is dead-lettered with its reason.
 
   ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   ingest -nats nats://host:4222   an existing server or cluster
-  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit
+  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
   ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
