@@ -56,7 +56,7 @@ func TestOTLPReceiver(t *testing.T) {
 			"-query=false", "-flush", "20ms"}, nil, &syncBuffer{}, errOut)
 	}()
 	deadline := time.Now().Add(60 * time.Second)
-	for metric(httpAddr, "evosignal_ingest_events_total") < 0 || !strings.Contains(errOut.String(), "receiving OTLP/HTTP traces") {
+	for metric(httpAddr, `evosignal_ingest_messages_total{outcome="accepted"}`) < 0 || !strings.Contains(errOut.String(), "receiving OTLP/HTTP traces") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the ingester did not start:\n%s", errOut.String())
 		}
@@ -90,9 +90,9 @@ func TestOTLPReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 200 came once the events were in the stream; wait for the ingester.
-	for metric(httpAddr, "evosignal_ingest_events_total") < 11 {
+	for metric(httpAddr, `evosignal_ingest_messages_total{outcome="accepted"}`) < 11 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the ingester stored %v events, want 11:\n%s", metric(httpAddr, "evosignal_ingest_events_total"), errOut.String())
+			t.Fatalf("the ingester stored %v events, want 11:\n%s", metric(httpAddr, `evosignal_ingest_messages_total{outcome="accepted"}`), errOut.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -54,7 +54,7 @@ func TestReplayDeadLettersCommand(t *testing.T) {
 		}
 		return n
 	}
-	if out := ingest("-file", file, "-max-plan-tasks", "5"); !strings.Contains(out, "accepted 0, duplicates 0, dead-lettered 2") {
+	if out := ingest("-file", file, "-max-plan-tasks", "5", "-allow-dead-letters"); !strings.Contains(out, "accepted 0, duplicates 0, dead-lettered 2") {
 		t.Fatalf("load printed %q, want 2 dead letters", out)
 	}
 	for _, c := range []struct {

@@ -26,7 +26,7 @@ stored exactly once; bad input is dead-lettered with its reason.
 
   ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   ingest -nats nats://host:4222   an existing server or cluster
-  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit
+  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
   ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
@@ -34,6 +34,7 @@ Flags:
 
 type options struct {
 	file                string
+	allowDead           bool
 	rebuild             bool
 	replay, dryRun      bool
 	taxonomy            string
@@ -54,6 +55,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	}
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
+	fs.BoolVar(&o.allowDead, "allow-dead-letters", false, "with -file: exit 0 even when lines were dead-lettered (they are stored in dead_letters either way)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
@@ -111,6 +113,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	if o.replay && (o.file != "" || o.rebuild) {
 		errs = append(errs, errors.New("-replay-dead-letters excludes -file and -rebuild"))
 	}
+	if o.allowDead && o.file == "" {
+		errs = append(errs, errors.New("-allow-dead-letters goes with -file"))
+	}
 	if o.dryRun && !o.replay {
 		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
 	}
@@ -154,19 +159,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case o.replay:
 		return lockHint(replayDeadLetters(ctx, o.cfg, o.dryRun, stdout), o.cfg.DB)
 	case o.file != "":
-		r := stdin
-		if o.file != "-" {
-			f, err := os.Open(o.file)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r = f
-		}
-		res, err := pipeline.LoadFile(ctx, o.cfg, r, o.file)
-		fmt.Fprintf(stdout, "%s: accepted %d, duplicates %d, dead-lettered %d (%s)\n",
-			o.file, res.Accepted, res.Duplicates, res.DeadLetters, time.Since(t0).Round(time.Millisecond))
-		return lockHint(err, o.cfg.DB)
+		return loadFile(ctx, o, stdin, stdout, stderr, t0)
 	}
 	p, err := pipeline.Start(ctx, o.cfg)
 	if err != nil {
@@ -184,6 +177,53 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	o.cfg.Log.Info("stopped", "messages", s.Messages, "accepted", s.Accepted, "duplicates", s.Duplicates,
 		"dead_letters", s.DeadLetters, "last_seq", s.LastSeq)
 	return err
+}
+
+// shownDeadLetters is how many dead letters ingest -file prints one by one.
+const shownDeadLetters = 10
+
+// errDeadLetters is returned by ingest -file when lines were dead-lettered
+// and -allow-dead-letters was not given.
+var errDeadLetters = errors.New("lines were dead-lettered")
+
+// loadFile runs ingest -file: it prints the first dead letters with their
+// line numbers as they are committed, then a summary, and fails when
+// anything was dead-lettered unless -allow-dead-letters. A file that cannot
+// be opened fails before the database is touched.
+func loadFile(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer, t0 time.Time) error {
+	r := stdin
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return fmt.Errorf("open events file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	shown := 0
+	each := func(it store.Item) {
+		if shown++; shown <= shownDeadLetters {
+			fmt.Fprintf(stderr, "%s:%d: %s: %s\n", it.File, it.Line, it.Dead.Code, it.Dead.Reason)
+		}
+	}
+	res, err := pipeline.LoadFile(ctx, o.cfg, r, o.file, each)
+	fmt.Fprintf(stdout, "%s: accepted %d, duplicates %d, dead-lettered %d (%s)\n",
+		o.file, res.Accepted, res.Duplicates, res.DeadLetters, time.Since(t0).Round(time.Millisecond))
+	if err != nil {
+		return lockHint(err, o.cfg.DB)
+	}
+	if res.DeadLetters == 0 {
+		return nil
+	}
+	if shown > shownDeadLetters {
+		fmt.Fprintf(stderr, "… and %d more dead letters\n", shown-shownDeadLetters)
+	}
+	fmt.Fprintf(stderr, "%d lines of %s were dead-lettered: their reasons are in the dead_letters table of %s (validate %s lists every violation of every line)\n",
+		res.DeadLetters, o.file, o.cfg.DB, o.file)
+	if o.allowDead {
+		return nil
+	}
+	return fmt.Errorf("%w (give -allow-dead-letters to accept that)", errDeadLetters)
 }
 
 // lockHint tells the user what to do when another process has the

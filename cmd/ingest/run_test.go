@@ -55,7 +55,7 @@ func TestLoadFileTwiceSkipsDuplicates(t *testing.T) {
 	f.Close()
 	db := filepath.Join(t.TempDir(), "t.duckdb")
 	var out, errOut bytes.Buffer
-	if err := run(t.Context(), []string{"-file", file, "-db", db}, nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"-file", file, "-db", db, "-allow-dead-letters"}, nil, &out, &errOut); err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut.String())
 	}
 	want := "accepted " + itoa(n) + ", duplicates 0, dead-lettered 2"
@@ -63,7 +63,7 @@ func TestLoadFileTwiceSkipsDuplicates(t *testing.T) {
 		t.Fatalf("first load printed %q, want it to contain %q", out.String(), want)
 	}
 	out.Reset()
-	if err := run(t.Context(), []string{"-file", file, "-db", db}, nil, &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"-file", file, "-db", db, "-allow-dead-letters"}, nil, &out, &errOut); err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	want = "accepted 0, duplicates " + itoa(n) + ", dead-lettered 2"

@@ -74,6 +74,7 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		}
 		if err == io.EOF {
 			err := flush()
+			in.flushDeadLog()
 			if err == nil {
 				in.refreshFacts(ctx) // the file is loaded: store everything, however much
 			}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,15 +27,11 @@ func (in *Ingester) Handler() http.Handler {
 	gauge := func(name, help string, f func(Snapshot) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, snap(f)))
 	}
-	counter("evosignal_ingest_messages_total", "Messages committed (accepted, duplicate or dead-lettered).", func(s Snapshot) float64 { return float64(s.Messages) })
-	counter("evosignal_ingest_events_total", "Events accepted into the event log.", func(s Snapshot) float64 { return float64(s.Accepted) })
-	counter("evosignal_ingest_duplicates_total", "Events skipped because their (source, id) was already stored.", func(s Snapshot) float64 { return float64(s.Duplicates) })
-	counter("evosignal_ingest_dead_letters_total", "Messages written to dead_letters.", func(s Snapshot) float64 { return float64(s.DeadLetters) })
+	reg.MustRegister(outcomeCollector{in.stats}, in.stats.commits, buildInfo())
 	counter("evosignal_ingest_redeliveries_total", "JetStream redeliveries of messages already taken.", func(s Snapshot) float64 { return float64(s.Redelivered) })
 	counter("evosignal_ingest_batches_total", "Batches committed.", func(s Snapshot) float64 { return float64(s.Batches) })
 	counter("evosignal_ingest_reanchors_total", "Times the consumer was re-anchored at the committed position after a delivery gap.", func(s Snapshot) float64 { return float64(s.Reanchors) })
 	counter("evosignal_ingest_skipped_messages_total", "Stream messages removed (retention, deletes) before the ingester read them.", func(s Snapshot) float64 { return float64(s.Skipped) })
-	counter("evosignal_ingest_commit_seconds_total", "Time spent committing batches.", func(s Snapshot) float64 { return s.CommitSecs })
 	counter("evosignal_ingest_facts_refreshes_total", "Refreshes that stored the analysis facts of pending sessions.", func(s Snapshot) float64 { return float64(s.FactsRefreshes) })
 	counter("evosignal_ingest_facts_sessions_total", "Sessions whose analysis facts were stored (a session counts once per refresh).", func(s Snapshot) float64 { return float64(s.FactsSessions) })
 	counter("evosignal_ingest_facts_seconds_total", "Time spent storing analysis facts.", func(s Snapshot) float64 { return s.FactsSecs })
@@ -76,4 +73,58 @@ func (in *Ingester) Handler() http.Handler {
 		json.NewEncoder(w).Encode(body)
 	})
 	return mux
+}
+
+var (
+	messagesDesc = prometheus.NewDesc("evosignal_ingest_messages_total",
+		"Messages committed, by outcome: accepted into the event log, duplicate (its source and id already stored, same content: skipped) or dead_letter.",
+		[]string{"outcome"}, nil)
+	deadLettersDesc = prometheus.NewDesc("evosignal_ingest_dead_letters_total",
+		"Messages written to dead_letters, by reason (the dead_letters.code column: schema_violation, malformed_json, unknown_type, oversize, source_mismatch, plan_too_large, conflicting_duplicate, store_rejected).",
+		[]string{"reason"}, nil)
+)
+
+// outcomeCollector exports the ingester's counters that carry labels.
+type outcomeCollector struct{ stats *Stats }
+
+func (c outcomeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- messagesDesc
+	ch <- deadLettersDesc
+}
+
+func (c outcomeCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats.Snapshot()
+	for _, o := range []struct {
+		outcome string
+		n       int64
+	}{{"accepted", s.Accepted}, {"duplicate", s.Duplicates}, {"dead_letter", s.DeadLetters}} {
+		ch <- prometheus.MustNewConstMetric(messagesDesc, prometheus.CounterValue, float64(o.n), o.outcome)
+	}
+	for reason, n := range s.DeadLettersByReason {
+		ch <- prometheus.MustNewConstMetric(deadLettersDesc, prometheus.CounterValue, float64(n), reason)
+	}
+}
+
+// buildInfo is the evosignal_build_info gauge: always 1, its labels the
+// module version, VCS revision and Go version of the running binary (from
+// runtime/debug build info; "(devel)" and "unknown" where the build did not
+// record them, as in go test or go run).
+func buildInfo() prometheus.Collector {
+	version, revision, goVersion := "(devel)", "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, kv := range bi.Settings {
+			if kv.Key == "vcs.revision" {
+				revision = kv.Value
+			}
+		}
+	}
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "evosignal_build_info",
+		Help:        "Always 1; the labels say which build of evosignal is running.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion},
+	}, func() float64 { return 1 })
 }

@@ -107,6 +107,9 @@ type Ingester struct {
 	lastFacts     time.Time
 	lastFactsTook time.Duration
 	factsBackoff  time.Duration // after failed refreshes: the least wait before the next
+
+	deadLog deadLog
+	onDead  func(store.Item) // see OnDeadLetter
 }
 
 // New returns an ingester writing into st.

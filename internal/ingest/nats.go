@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -263,7 +264,11 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 			r.firstAt = time.Now()
 		}
 		r.msgs = append(r.msgs, msg)
-		r.items = append(r.items, withSeq(classify(msg.Data(), msg.Subject(), cfg), s))
+		// A CloudEvent in binary content mode (attributes in ce-* headers)
+		// is turned into the structured form first, so it is validated
+		// and stored like any other.
+		raw := events.Structured(msg.Headers(), msg.Data())
+		r.items = append(r.items, withSeq(classify(raw, msg.Subject(), cfg), s))
 		r.in.stats.position(s, meta.NumPending)
 		if len(r.items) >= cfg.BatchSize {
 			if err := r.handOff(r.seen); err != nil {
@@ -380,6 +385,7 @@ func (r *natsRun) behind() bool {
 
 // logProgress logs rates and lag since start.
 func (in *Ingester) logProgress() {
+	in.flushDeadLog()
 	s := in.stats.Snapshot()
 	el := time.Since(s.Started).Seconds()
 	in.log.Info("progress",

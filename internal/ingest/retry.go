@@ -30,10 +30,13 @@ func (in *Ingester) write(ctx context.Context, b store.Batch) (store.Result, err
 	wctx := context.WithoutCancel(ctx)
 	var total store.Result
 	wait := firstRetry
+	if b.OnDeadLetter == nil {
+		b.OnDeadLetter = in.deadLetter
+	}
 	for {
 		t0 := time.Now()
 		res, done, err := in.store.WriteIsolatingPart(wctx, b)
-		in.stats.commitTook(time.Since(t0))
+		in.stats.commitTook(time.Since(t0), err == nil)
 		total.Add(res)
 		if err == nil {
 			in.resumed()

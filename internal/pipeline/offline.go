@@ -23,8 +23,9 @@ func Rebuild(ctx context.Context, cfg Config) error {
 }
 
 // LoadFile ingests the JSON lines of r (named name in dead letters) into
-// cfg.DB with the ingester's configuration.
-func LoadFile(ctx context.Context, cfg Config, r io.Reader, name string) (store.Result, error) {
+// cfg.DB with the ingester's configuration. each, if not nil, is called
+// with every dead letter once its batch is committed.
+func LoadFile(ctx context.Context, cfg Config, r io.Reader, name string, each func(store.Item)) (store.Result, error) {
 	st, err := store.OpenWith(ctx, cfg.DB, cfg.Store)
 	if err != nil {
 		return store.Result{}, err
@@ -33,6 +34,7 @@ func LoadFile(ctx context.Context, cfg Config, r io.Reader, name string) (store.
 	if err != nil {
 		return store.Result{}, errors.Join(err, st.Close())
 	}
+	in.OnDeadLetter(each)
 	res, err := in.LoadFile(ctx, r, name)
 	return res, errors.Join(err, st.Close())
 }

@@ -63,6 +63,11 @@ type Batch struct {
 	// recorded with the position.
 	StreamCreated time.Time
 	Items         []Item
+	// OnDeadLetter, when set, is called after the batch committed, in
+	// order, with each item stored as a dead letter: the ones that came
+	// dead and the ones the store made so (conflicting duplicates, events
+	// the database refused). Never called for a batch that failed.
+	OnDeadLetter func(Item)
 }
 
 // Result counts what a Write did with a batch.
@@ -108,6 +113,13 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	}
 	for _, h := range hashes {
 		s.keys.add(h)
+	}
+	if b.OnDeadLetter != nil {
+		for _, it := range keep {
+			if it.Dead != nil {
+				b.OnDeadLetter(it)
+			}
+		}
 	}
 	return res, nil
 }
