@@ -93,7 +93,9 @@ var viewOrder = []string{
 	"task_facts_pending",    // reads session_facts_pending
 	"session_facts",         // session_facts_stored + session_facts_pending
 	"task_facts",            // task_facts_stored + task_facts_pending
-	"session_signals",       // reads session_facts
+	"planned_sessions",      // reads plans and replans
+	"inferred_redecisions",  // reads tool_calls and planned_sessions
+	"session_signals",       // reads session_facts, planned_sessions, inferred_redecisions
 }
 
 // Views returns the view definitions of views/ in the order they are to be

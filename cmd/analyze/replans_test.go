@@ -17,10 +17,12 @@ import (
 func TestReplansGolden(t *testing.T) {
 	valid := buildEventsDB(t, nil, validSessions(t)...)
 	edge := buildEventsDB(t, nil, fixture("replans_edge.jsonl"))
+	inferred := buildEventsDB(t, nil, fixture("inferred.jsonl"))
 	tests := []struct {
 		name, golden string
 		args         []string
 	}{
+		{"plan-less sessions, inferred re-decisions", "replans_inferred.golden.json", []string{"-db", inferred}},
 		{"sample sessions", "replans_valid.golden.json", []string{"-db", valid}},
 		{"sample sessions by agent", "replans_valid_by_agent.golden.json", []string{"-db", valid, "-by", "agent"}},
 		{"failures, mismatch, over cap, orphan", "replans_edge.golden.json", []string{"-db", edge}},

@@ -11,11 +11,13 @@ import (
 func TestTrendGolden(t *testing.T) {
 	days := buildEventsDB(t, nil, fixture("trend_days.jsonl"))
 	valid := buildEventsDB(t, nil, validSessions(t)...)
+	inferred := buildEventsDB(t, nil, fixture("inferred.jsonl"))
 	tests := []struct {
 		name, golden string
 		args         []string
 	}{
 		{"per day", "trend_days.golden.json", []string{"-db", days}},
+		{"plan-less sessions, inferred re-decisions", "trend_inferred.golden.json", []string{"-db", inferred}},
 		{"per week", "trend_weeks.golden.json", []string{"-db", days, "-every", "week"}},
 		{"per day and rule set", "trend_days_by_ruleset.golden.json", []string{"-db", days, "-by", "ruleset"}},
 		{"sample sessions", "trend_valid.golden.json", []string{"-db", valid}},

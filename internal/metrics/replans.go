@@ -47,6 +47,17 @@ type ReplansRow struct {
 	// Ended sessions whose own count (agent.session.ended replans) differs
 	// from their agent.plan.updated events: a data-quality figure.
 	ReportedReplansMismatch int64 `json:"reported_replans_mismatch"`
+
+	// Ended sessions without a plan (session_signals.has_plan false), and
+	// the re-decisions inferred from their tool calls
+	// (views/inferred_redecisions.sql). An estimate, labelled as such: never
+	// part of Replanned, ReplanRate, ValidReplans or AvgReplans.
+	PlanlessSessions    int64     `json:"planless_sessions"`
+	InferredSessions    int64     `json:"inferred_sessions"` // plan-less sessions with at least one inferred re-decision
+	InferredRate        *float64  `json:"inferred_rate"`     // inferred_sessions / planless_sessions
+	InferredRateCI      *Interval `json:"inferred_rate_ci"`
+	InferredRedecisions int64     `json:"inferred_redecisions"`
+	AvgInferred         *float64  `json:"avg_inferred"` // inferred_redecisions / planless_sessions
 }
 
 // ReplanBucket is the success rate of the ended sessions with a number of
@@ -111,24 +122,28 @@ type replanCounts struct {
 	sessions, open, replanned, validReplans, firstTry, successes int64
 	n, s                                                         [4]int64 // by 0, 1, 2, 3+ valid replans
 	overCap, invalid, stripped, mismatch                         int64
+	planless, inferredSessions, inferred                         int64
 	triggers                                                     Triggers
 	medianMS                                                     *float64
 }
 
 func readReplansRow(r *row) ReplansRow {
 	c := replanCounts{
-		sessions:     r.int("sessions"),
-		open:         r.int("open_sessions"),
-		replanned:    r.int("replanned"),
-		validReplans: r.int("valid_replans"),
-		firstTry:     r.int("first_try_successes"),
-		successes:    r.int("successes"),
-		n:            [4]int64{r.int("n_0"), r.int("n_1"), r.int("n_2"), r.int("n_3plus")},
-		s:            [4]int64{r.int("s_0"), r.int("s_1"), r.int("s_2"), r.int("s_3plus")},
-		overCap:      r.int("over_cap_sessions"),
-		invalid:      r.int("invalid_replans"),
-		stripped:     r.int("stripped_hints"),
-		mismatch:     r.int("reported_mismatch"),
+		sessions:         r.int("sessions"),
+		open:             r.int("open_sessions"),
+		replanned:        r.int("replanned"),
+		validReplans:     r.int("valid_replans"),
+		firstTry:         r.int("first_try_successes"),
+		successes:        r.int("successes"),
+		n:                [4]int64{r.int("n_0"), r.int("n_1"), r.int("n_2"), r.int("n_3plus")},
+		s:                [4]int64{r.int("s_0"), r.int("s_1"), r.int("s_2"), r.int("s_3plus")},
+		overCap:          r.int("over_cap_sessions"),
+		invalid:          r.int("invalid_replans"),
+		stripped:         r.int("stripped_hints"),
+		mismatch:         r.int("reported_mismatch"),
+		planless:         r.int("planless_sessions"),
+		inferredSessions: r.int("inferred_sessions"),
+		inferred:         r.int("inferred_redecisions"),
 		triggers: Triggers{
 			Model:        r.int("trigger_model"),
 			DepthLimit:   r.int("trigger_depth_limit"),
@@ -158,7 +173,12 @@ func newReplansRow(g Group, c replanCounts) ReplansRow {
 		StrippedHintsPerSession: Rate(c.stripped, c.sessions),
 		MedianMSToFirstReplan:   c.medianMS,
 		ReportedReplansMismatch: c.mismatch,
+		PlanlessSessions:        c.planless,
+		InferredSessions:        c.inferredSessions,
+		InferredRedecisions:     c.inferred,
+		AvgInferred:             Rate(c.inferred, c.planless),
 	}
+	row.InferredRate, row.InferredRateCI = rateWithCI(c.inferredSessions, c.planless)
 	row.ReplanRate, row.ReplanRateCI = rateWithCI(c.replanned, c.sessions)
 	row.FirstTrySuccessRate, row.FirstTrySuccessRateCI = rateWithCI(c.firstTry, c.sessions)
 	row.SuccessRate, row.SuccessRateCI = rateWithCI(c.successes, c.sessions)

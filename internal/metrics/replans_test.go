@@ -41,7 +41,7 @@ func cannedTable(cols []string, rows ...map[string]any) *Table {
 var replansCols = strings.Fields(`agent agent_version model task_type day week ruleset sessions open_sessions replanned
 	valid_replans first_try_successes successes n_0 s_0 n_1 s_1 n_2 s_2 n_3plus s_3plus over_cap_sessions invalid_replans
 	trigger_model trigger_depth_limit trigger_tool_failures trigger_no_progress trigger_user stripped_hints
-	reported_mismatch with_first_replan median_ms_to_first_replan`)
+	reported_mismatch with_first_replan median_ms_to_first_replan planless_sessions inferred_sessions inferred_redecisions`)
 
 var comparisonCols = []string{"kind", "value", "no_replan", "several", "no_replan_sessions", "several_sessions"}
 
@@ -60,7 +60,8 @@ func TestReplansWithoutSessions(t *testing.T) {
 	r := res.Rows[0]
 	for name, v := range map[string]*float64{"replan_rate": r.ReplanRate, "avg_replans": r.AvgReplans,
 		"first_try_success_rate": r.FirstTrySuccessRate, "success_rate": r.SuccessRate, "over_cap_rate": r.OverCapRate,
-		"stripped_hints_per_session": r.StrippedHintsPerSession, "median_ms_to_first_replan": r.MedianMSToFirstReplan} {
+		"stripped_hints_per_session": r.StrippedHintsPerSession, "median_ms_to_first_replan": r.MedianMSToFirstReplan,
+		"inferred_rate": r.InferredRate, "avg_inferred": r.AvgInferred} {
 		if v != nil {
 			t.Fatalf("%s = %v, want nil", name, *v)
 		}
@@ -85,7 +86,8 @@ func TestReplansRates(t *testing.T) {
 		"n_0": int64(6), "s_0": int64(6), "n_1": int64(2), "s_1": int64(1), "n_2": int64(1), "s_2": int64(0), "n_3plus": int64(1), "s_3plus": int64(0),
 		"over_cap_sessions": int64(1), "invalid_replans": int64(2), "trigger_model": int64(5), "trigger_tool_failures": int32(4),
 		"trigger_depth_limit": int64(0), "trigger_no_progress": int64(0), "trigger_user": int64(0),
-		"stripped_hints": int64(3), "reported_mismatch": int64(1), "with_first_replan": int64(5), "median_ms_to_first_replan": 1500.0}
+		"stripped_hints": int64(3), "reported_mismatch": int64(1), "with_first_replan": int64(5), "median_ms_to_first_replan": 1500.0,
+		"planless_sessions": int64(4), "inferred_sessions": int64(3), "inferred_redecisions": big.NewInt(5)}
 	src := cannedResults{
 		"analyze/replans.sql":            cannedTable(replansCols, row),
 		"analyze/replans_comparison.sql": cannedTable(comparisonCols),
@@ -110,6 +112,8 @@ func TestReplansRates(t *testing.T) {
 		{"over_cap_rate", r.OverCapRate, 0.1, r.OverCapRateCI, 1, 10, true},
 		{"stripped_hints_per_session", r.StrippedHintsPerSession, 0.3, nil, 0, 0, false},
 		{"success after 1 replan", r.SuccessByReplans[1].SuccessRate, 0.5, r.SuccessByReplans[1].SuccessRateCI, 1, 2, true},
+		{"inferred_rate", r.InferredRate, 0.75, r.InferredRateCI, 3, 4, true},
+		{"avg_inferred", r.AvgInferred, 1.25, nil, 0, 0, false},
 	}
 	for _, c := range checks {
 		if c.got == nil || math.Abs(*c.got-c.want) > 1e-12 {

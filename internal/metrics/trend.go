@@ -56,6 +56,14 @@ type TrendRow struct {
 
 	Rulesets          []string `json:"rulesets"`            // rule set versions loaded by sessions started in the period, sorted
 	NoRulesetSessions int64    `json:"no_ruleset_sessions"` // sessions started in the period without a rule set
+
+	// Ended sessions without a plan, and those of them with a re-decision
+	// inferred from their tool calls (views/inferred_redecisions.sql): an
+	// estimate, never part of Replanned or ReplanRate.
+	PlanlessSessions int64     `json:"planless_sessions"`
+	InferredSessions int64     `json:"inferred_sessions"`
+	InferredRate     *float64  `json:"inferred_rate"` // inferred_sessions / planless_sessions
+	InferredRateCI   *Interval `json:"inferred_rate_ci"`
 }
 
 // Trend runs queries/analyze/trend.sql: one row per period in which
@@ -102,6 +110,8 @@ func TrendChecked(ctx context.Context, src Source, f Filter, every string) (rows
 			HallucinatedHints:   r.int("hallucinated_hints"),
 			Rulesets:            r.strs("rulesets"),
 			NoRulesetSessions:   r.int("no_ruleset_sessions"),
+			PlanlessSessions:    r.int("planless_sessions"),
+			InferredSessions:    r.int("inferred_sessions"),
 		}
 		if _, err := time.Parse(time.DateOnly, row.Period); err != nil {
 			return fmt.Errorf("period %q: %w", row.Period, err)
@@ -123,6 +133,7 @@ func (row TrendRow) withRates() TrendRow {
 	row.ToolFailureRate = Rate(row.FailedRealToolCalls, row.RealToolCalls)
 	row.StrippedHintsPerSession = Rate(row.StrippedHints, row.Sessions)
 	row.HallucinatedHintsPerSession = Rate(row.HallucinatedHints, row.Sessions)
+	row.InferredRate, row.InferredRateCI = rateWithCI(row.InferredSessions, row.PlanlessSessions)
 	return row
 }
 

@@ -9,7 +9,7 @@ import (
 
 var trendCols = strings.Fields(`period agent agent_version model task_type day week ruleset sessions open_sessions
 	successes first_try_successes replanned valid_replans real_tool_calls failed_real_tool_calls stripped_hints hallucinated_hints
-	rulesets no_ruleset_sessions`)
+	rulesets no_ruleset_sessions planless_sessions inferred_sessions`)
 
 func trendRow(period string, agent any, sessions int64) map[string]any {
 	return map[string]any{"period": period, "agent": agent, "sessions": sessions, "successes": sessions,
@@ -67,6 +67,7 @@ func TestTrendFillsGaps(t *testing.T) {
 func TestTrendRates(t *testing.T) {
 	row := trendRow("2025-06-02", nil, 4)
 	row["first_try_successes"], row["replanned"], row["valid_replans"], row["stripped_hints"], row["hallucinated_hints"] = int64(1), int64(2), int64(6), int64(2), int64(1)
+	row["planless_sessions"], row["inferred_sessions"] = int64(2), int64(1)
 	src := cannedResults{"analyze/trend.sql": cannedTable(trendCols, row)}
 	rows, err := Trend(context.Background(), src, Filter{}, EveryDay)
 	if err != nil {
@@ -79,6 +80,9 @@ func TestTrendRates(t *testing.T) {
 	}
 	if *r.FirstTrySuccessRateCI != *Wilson(1, 4, Z95) {
 		t.Fatalf("first-try interval = %+v, want Wilson(1, 4)", r.FirstTrySuccessRateCI)
+	}
+	if r.InferredRate == nil || *r.InferredRate != 0.5 || *r.InferredRateCI != *Wilson(1, 2, Z95) {
+		t.Fatalf("inferred rate = %v %+v, want 0.5 and Wilson(1, 2)", r.InferredRate, r.InferredRateCI)
 	}
 }
 

@@ -84,7 +84,7 @@ func TestReportInBrowser(t *testing.T) {
 	if layout.ScrollWidth > layout.InnerWidth+1 {
 		t.Errorf("page is %dpx wide in a %dpx window: something overflows", layout.ScrollWidth, layout.InnerWidth)
 	}
-	for _, id := range []string{"summary", "trend", "hints", "mappings", "rules", "effects", "quality"} {
+	for _, id := range []string{"summary", "trend", "hints", "mappings", "rules", "effects", "inferred", "quality"} {
 		if !strings.Contains(layout.Sections, id+";") {
 			t.Errorf("section #%s missing or empty (sections with content: %s)", id, layout.Sections)
 		}

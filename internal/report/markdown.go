@@ -125,6 +125,17 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		p("\n")
 	}
 
+	p("## Inferred re-decisions (estimate)\n\n")
+	in := r.Inferred
+	p("Sessions without a plan have no replan to count; their changes of course are inferred from their tool calls (rule %s: a switch to another tool after a failed call, at most 3 per session). "+
+		"An estimate, never part of the replan rate above: on sessions whose explicit replans were hidden it had precision %.3f and recall %.3f (%s).\n\n",
+		in.Rule, in.Precision, in.Recall, in.MeasuredIn)
+	head("", "last "+r.Window.Length, "previous "+r.Window.Length)
+	row("Ended sessions without a plan", fmt.Sprint(in.Current.PlanlessSessions), fmt.Sprint(in.Previous.PlanlessSessions))
+	row("With an inferred re-decision", inferredRateText(in.Current), inferredRateText(in.Previous))
+	row("Inferred re-decisions per session", num2(in.Current.AvgInferred), num2(in.Previous.AvgInferred))
+	p("\n")
+
 	p("## Data quality\n\n")
 	q := r.DataQuality
 	p("- Dead letters received in the window: %d\n", q.DeadLetters)
@@ -181,4 +192,13 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// inferredRateText is the share of plan-less sessions with an inferred
+// re-decision, with its counts and interval.
+func inferredRateText(w InferredWindow) string {
+	if w.InferredRate == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%s (%d of %d) %s", pct(w.InferredRate), w.InferredSessions, w.PlanlessSessions, pctCI(w.InferredRateCI))
 }

@@ -128,6 +128,7 @@ type Report struct {
 	Mappings    []metrics.MappingRow `json:"mappings"`
 	Rules       Rules                `json:"rules"`
 	Effects     []metrics.EffectRow  `json:"effects"`
+	Inferred    Inferred             `json:"inferred"` // an estimate, apart from the replans above
 	DataQuality DataQuality          `json:"data_quality"`
 }
 
@@ -222,6 +223,7 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		return nil, fmt.Errorf("replans of the previous window: %w", err)
 	}
 	r.Headline = newHeadline(now.Rows[0], before.Rows[0], r.Window.Length)
+	r.Inferred = newInferred(now.Rows[0], before.Rows[0])
 
 	if r.Trend, err = metrics.Trend(ctx, src, cfg.filter(r.Settings.TrendSince, cfg.Until), cfg.Every); err != nil {
 		return nil, fmt.Errorf("trend: %w", err)

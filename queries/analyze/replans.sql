@@ -5,7 +5,11 @@
 -- [$since, $until). Replans are counted from agent.plan.updated events
 -- (session_facts), not from the agents' own reports. The session signals
 -- (ended, success, first_try_success, replanned, over_cap,
--- reported_replans_mismatch) are defined in views/session_signals.sql.
+-- reported_replans_mismatch, has_plan, inferred_redecisions) are defined in
+-- views/session_signals.sql. planless_sessions, inferred_sessions and
+-- inferred_redecisions are over the ended sessions without a plan: their
+-- re-decisions are inferred from tool calls (views/inferred_redecisions.sql),
+-- an estimate kept out of every replan count.
 -- Every count except open_sessions is over ended sessions; a session with
 -- no agent.session.ended (still running, or its agent died) is open.
 -- day and week are UTC dates (week: the Monday), whatever the client's
@@ -65,7 +69,10 @@ SELECT
     count(*) FILTER (WHERE ended AND reported_replans_mismatch)                     AS reported_mismatch,
     count(*) FILTER (WHERE ended AND first_replan_at IS NOT NULL)                AS with_first_replan,
     CAST(median(epoch_ms(first_replan_at) - epoch_ms(started_at))
-         FILTER (WHERE ended AND first_replan_at IS NOT NULL) AS DOUBLE)         AS median_ms_to_first_replan
+         FILTER (WHERE ended AND first_replan_at IS NOT NULL) AS DOUBLE)         AS median_ms_to_first_replan,
+    count(*) FILTER (WHERE ended AND NOT has_plan)                               AS planless_sessions,
+    count(*) FILTER (WHERE ended AND inferred_redecisions > 0)                   AS inferred_sessions,
+    CAST(coalesce(sum(inferred_redecisions) FILTER (WHERE ended), 0) AS BIGINT)  AS inferred_redecisions
 FROM e
 GROUP BY ALL
 ORDER BY ALL;

@@ -5,8 +5,11 @@
 -- (control calls such as complete_task excluded), except open_sessions,
 -- rulesets and no_ruleset_sessions, which cover every session started in the
 -- period: rulesets lists the rule set versions those sessions loaded. The
--- session signals (ended, success, first_try_success, replanned) are
--- defined in views/session_signals.sql. Sessions whose start is outside
+-- session signals (ended, success, first_try_success, replanned, has_plan,
+-- inferred_redecisions) are defined in views/session_signals.sql;
+-- planless_sessions and inferred_sessions are the ended sessions without a
+-- plan and those of them with an inferred re-decision (an estimate, kept out
+-- of replanned and valid_replans). Sessions whose start is outside
 -- years 0001-9999 UTC (stored before the decoder refused such times) have no
 -- period: their row has period NULL, which the caller reports as a
 -- data-quality count instead of a period.
@@ -43,7 +46,9 @@ SELECT
     CAST(coalesce(sum(stripped_hints) FILTER (WHERE ended), 0) AS BIGINT)         AS stripped_hints,
     CAST(coalesce(sum(hallucinated_hints) FILTER (WHERE ended), 0) AS BIGINT)     AS hallucinated_hints,
     coalesce(list_sort(list_distinct(list(ruleset) FILTER (WHERE ruleset IS NOT NULL))), []::VARCHAR[]) AS rulesets,
-    count(*) FILTER (WHERE ruleset IS NULL)                                          AS no_ruleset_sessions
+    count(*) FILTER (WHERE ruleset IS NULL)                                          AS no_ruleset_sessions,
+    count(*) FILTER (WHERE ended AND NOT has_plan)                                   AS planless_sessions,
+    count(*) FILTER (WHERE ended AND inferred_redecisions > 0)                       AS inferred_sessions
 FROM s
 GROUP BY ALL
 ORDER BY ALL;
