@@ -99,13 +99,13 @@ const (
 // the pairing is by order. SkillLite writes a row per turn with a tool
 // call, in turn order: the recorded turns of a session_key (or of the whole
 // input, when it names none) are taken to be consecutive rows of that
-// session (of all rows). Every placement of the turns along the rows is
-// tried; a turn and a row agree when the row's total_tools is the done
-// line's tool_calls, its completion_type_reported the done line's
-// completion_type, and, for a turn with a real time, its ts falls within
-// [end-2s, end+10m]. The placement with the most agreeing pairs wins (the
-// latest rows on a tie); its agreeing pairs are matched, every other turn
-// is unmatched. No placement agreeing once matches nothing.
+// session (of all rows), in the same order, with rows of other runs
+// possibly between them. A turn and a row agree when the row's total_tools
+// is the done line's tool_calls, its completion_type_reported the done
+// line's completion_type, and, for a turn with a real time, its ts falls
+// within [end-2s, end+10m]. Turns and rows are paired in order so that the
+// most pairs agree (the latest rows among equal pairings); every turn
+// without a row is unmatched.
 //
 // A matched pair is then compared on what the bridge derives itself:
 // executed tool calls, failed ones, replans, task completion. Those are the
@@ -163,26 +163,51 @@ type pair struct {
 	d *Decision // nil: unmatched
 }
 
-// align places turns along rows at the offset with the most agreeing pairs.
+// maxCells bounds the alignment's table (4 bytes a cell): beyond it, only
+// the latest rows are considered.
+const maxCells = 1 << 23
+
+// align pairs turns with rows, both in order, so that the most pairs agree:
+// a longest common subsequence, which lets rows of other runs lie between
+// and around the run's, and a turn go without a row. Among equal pairings
+// it takes the latest rows. Rows whose total_tools no turn has are dropped
+// first; beyond maxCells, the oldest rows.
 func align(turns []TurnCounts, rows []Decision) []pair {
-	n, m := len(turns), len(rows)
-	best, bestK := 0, 0
-	for k := -(n - 1); k < m; k++ {
-		score := 0
-		for i := max(0, -k); i < n && k+i < m; i++ {
-			if agrees(turns[i], rows[k+i]) {
-				score++
+	counts := map[int64]bool{}
+	for _, t := range turns {
+		counts[t.agentCount()] = true
+	}
+	rows = slices.DeleteFunc(slices.Clone(rows), func(d Decision) bool { return !counts[d.TotalTools] })
+	n := len(turns)
+	if n > 0 && len(rows) > maxCells/(n+1)-1 {
+		rows = rows[len(rows)-(maxCells/(n+1)-1):]
+	}
+	m := len(rows)
+	// f[i*(m+1)+j]: the most agreeing pairs of turns[i:] and rows[j:].
+	w := m + 1
+	f := make([]int32, (n+1)*w)
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			best := max(f[(i+1)*w+j], f[i*w+j+1])
+			if agrees(turns[i], rows[j]) {
+				best = max(best, 1+f[(i+1)*w+j+1])
 			}
-		}
-		if score > 0 && score >= best {
-			best, bestK = score, k
+			f[i*w+j] = best
 		}
 	}
 	out := make([]pair, n)
-	for i, t := range turns {
-		out[i].t = t
-		if j := bestK + i; best > 0 && j >= 0 && j < m && agrees(t, rows[j]) {
+	for i := range turns {
+		out[i].t = turns[i]
+	}
+	for i, j := 0, 0; i < n && j < m; {
+		switch {
+		case f[i*w+j+1] == f[i*w+j]: // a later row does as well
+			j++
+		case agrees(turns[i], rows[j]) && f[i*w+j] == 1+f[(i+1)*w+j+1]:
 			out[i].d = &rows[j]
+			i, j = i+1, j+1
+		default:
+			i++
 		}
 	}
 	return out
