@@ -28,7 +28,8 @@ const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [fla
   -agent NAME          anything else: SkillLite agent-rpc, NAME the agent name
 
 -source does not apply to otel (each session's source is <agent>/otel);
--model applies to claude-code too; -tools and -agent-version to SkillLite only.
+-model applies to claude-code too; -tools, -agent-version, -depth-limit,
+-transcripts and -feedback to SkillLite only.
 
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
 see schema/README.md). It reads JSON lines as agent-rpc writes them on
