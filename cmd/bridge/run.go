@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
+	"github.com/evosignal/evosignal/internal/adapter/skilllite/feedbackdb"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/output"
@@ -32,7 +33,8 @@ const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [fla
   -agent NAME          anything else: SkillLite agent-rpc, NAME the agent name
 
 -source does not apply to otel (each session's source is <agent>/otel);
--model applies to claude-code and cursor too; -tools and -agent-version to SkillLite only.
+-model applies to claude-code and cursor too; -tools, -agent-version,
+-depth-limit, -transcripts and -feedback to SkillLite only.
 
 Bridges SkillLite's agent-rpc output into evosignal events (CloudEvents v1,
 see schema/README.md). It reads JSON lines as agent-rpc writes them on
@@ -70,6 +72,8 @@ Examples:
   bridge -agent skilllite -in agent-rpc.jsonl -out - | ingest -file - -db evosignal.duckdb
   # backfill with the times of SkillLite's transcripts
   bridge -agent skilllite -in agent-rpc.jsonl -transcripts ~/.skilllite/transcripts -out - | ingest -file -
+  # cross-check each turn's counts with SkillLite's own feedback.sqlite
+  bridge -agent skilllite -in agent-rpc.jsonl -feedback ~/.skilllite/chat/feedback.sqlite -feedback-report check.json -out - | ingest -file -
   # live: copy agent-rpc's stdout to the bridge; its stdin stays the client's
   client | skilllite agent-rpc | tee -a agent-rpc.jsonl | bridge -agent skilllite -nats nats://127.0.0.1:4222
 
@@ -79,6 +83,7 @@ Flags:
 type options struct {
 	in, out, natsURL, prefix string
 	transcripts              string
+	feedback, feedbackReport string
 	conn                     bus.ConnConfig
 	cfg                      skilllite.Config
 	logLevel, logFormat      string
@@ -100,6 +105,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&tools, "tools", "", "comma-separated tool `names` every session announces; tool names seen in the stream are added")
 	fs.Int64Var(&o.cfg.DepthLimit, "depth-limit", skilllite.DefaultDepthLimit, "SkillLite's max_tool_calls_per_task: executed `calls` on one task that make agent.depth_limit.reached")
 	fs.StringVar(&o.transcripts, "transcripts", "", "SkillLite's transcripts `dir` (~/.skilllite/transcripts): tool calls without a timestamp get theirs, joined by tool_call_id")
+	fs.StringVar(&o.feedback, "feedback", "", "SkillLite's feedback.sqlite `file` (~/.skilllite/chat/feedback.sqlite): its decisions are cross-checked with the bridged turns")
+	fs.StringVar(&o.feedbackReport, "feedback-report", "", "write the -feedback cross-check as JSON to `file` (- for stderr)")
 	fs.StringVar(&o.in, "in", "-", "read SkillLite JSON lines from `file` (- for stdin)")
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
@@ -142,6 +149,12 @@ func (o *options) validate() error {
 			o.cfg.Source = skilllite.DefaultSource(o.cfg.Agent)
 		}
 		errs = append(errs, o.cfg.Validate())
+	}
+	if (o.feedback != "" || o.feedbackReport != "") && (o.cfg.Agent == agentOTel || o.cfg.Agent == agentClaudeCode) {
+		errs = append(errs, fmt.Errorf("-feedback and -feedback-report apply to SkillLite only, not -agent %s", o.cfg.Agent))
+	}
+	if o.feedbackReport != "" && o.feedback == "" {
+		errs = append(errs, errors.New("-feedback-report needs -feedback FILE"))
 	}
 	switch {
 	case o.out == "" && o.natsURL == "":
@@ -202,6 +215,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if out.Buffered() {
 		flush = out.Flush
 	}
+	var decisions []skilllite.Decision
+	var turns []skilllite.TurnCounts
+	if o.feedback != "" {
+		// Read before bridging: a file that cannot be read stops the run
+		// before anything is sent.
+		if decisions, err = feedbackdb.ReadDecisions(ctx, o.feedback); err != nil {
+			out.Close(ctx)
+			return err
+		}
+		o.cfg.OnTurn = func(c skilllite.TurnCounts) { turns = append(turns, c) }
+	}
 	tr := skilllite.NewTranslator(o.cfg, out, time.Now)
 	readErr := tr.ReadLines(ctx, in, func(e *skilllite.LineError) {
 		log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
@@ -216,5 +240,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d plain answers, %d ignored, %d malformed; "+
 		"%d calls skipped, %d results suppressed, %d turns whose tool_calls differ from the agent's\n",
 		c.Lines, c.Events, c.Sessions, c.PlainAnswers, c.Ignored, c.Malformed, c.Skipped, c.Suppressed, c.CountMismatches)
-	return errors.Join(readErr, closeErr, outErr)
+	var fbErr error
+	if o.feedback != "" {
+		fbErr = reportFeedback(o, skilllite.CrossCheck(turns, decisions), stderr)
+	}
+	return errors.Join(readErr, closeErr, outErr, fbErr)
 }

@@ -243,6 +243,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"stray argument", []string{"-agent", "skilllite", "-out", "-", "extra"}, "unexpected arguments"},
 		{"unknown flag", []string{"-agent", "skilllite", "-out", "-", "-bogus"}, "flag provided but not defined"},
 		{"negative depth limit", []string{"-agent", "skilllite", "-out", "-", "-depth-limit", "-1"}, "-depth-limit -1"},
+		{"feedback report without feedback", []string{"-agent", "skilllite", "-out", "-", "-feedback-report", "x.json"}, "-feedback-report needs -feedback FILE"},
+		{"feedback for otel", []string{"-agent", "otel", "-out", "-", "-feedback", "f.sqlite"}, "apply to SkillLite only"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

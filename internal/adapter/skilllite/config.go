@@ -27,6 +27,10 @@ type Config struct {
 	// without a timestamp the times SkillLite's transcripts hold for them,
 	// and results their elapsed_ms (see transcripts.go).
 	Transcripts *Transcripts
+	// OnTurn, when not nil, gets the figures of every turn that ended with
+	// a done line, plain answers included, as the turn ends: for the
+	// cross-check with SkillLite's feedback.sqlite (CrossCheck).
+	OnTurn func(TurnCounts)
 }
 
 // DefaultDepthLimit is SkillLite's default max_tool_calls_per_task.

@@ -59,6 +59,7 @@ type Translator struct {
 	turn  *turn
 	at    time.Time // the time of the line being translated
 	ts    bool      // whether that line carries a timestamp
+	line  int       // that line's number
 	n     Counts
 }
 
@@ -90,6 +91,7 @@ func (t *Translator) Stats() Counts { return t.n }
 // a line it skipped as malformed; any other error comes from the sink.
 func (t *Translator) Line(ctx context.Context, n int, raw []byte) error {
 	t.n.Lines++
+	t.line = n
 	l, err := parseLine(raw)
 	if err != nil {
 		t.n.Malformed++
@@ -148,6 +150,7 @@ func (t *Translator) apply(ctx context.Context, l rpcLine) error {
 		t.begin(l.chat.model)
 		t.turn.hash.add(l.raw)
 		t.turn.goal, t.turn.hasGoal = l.chat.message, l.chat.hasMessage
+		t.turn.sessionKey = l.chat.sessionKey
 		return nil
 	case kindError:
 		if t.turn == nil {
@@ -182,6 +185,7 @@ func (t *Translator) apply(ctx context.Context, l rpcLine) error {
 		if d := l.done; d.toolCalls >= 0 {
 			t.turn.agentToolCalls = d.toolCalls
 		}
+		t.turn.completionType = l.done.completionType
 		return t.end(ctx, outcomeOf(l.done, t.turn.track.Plan()), endDone)
 	}
 }
@@ -251,11 +255,42 @@ func (t *Translator) end(ctx context.Context, outcome events.Outcome, how endKin
 	if how == endDone && tr.agentToolCalls >= 0 && tr.agentToolCalls != tr.toolCalls {
 		t.n.CountMismatches++
 	}
-	if how == endDone && !tr.hasTasks && !tr.anyCall {
+	plain := how == endDone && !tr.hasTasks && !tr.anyCall
+	if how == endDone && t.cfg.OnTurn != nil {
+		t.cfg.OnTurn(t.turnCounts(plain))
+	}
+	if plain {
 		t.n.PlainAnswers++
 		return nil
 	}
 	return t.flush(ctx, outcome)
+}
+
+// turnCounts are the open turn's figures, ended by a done line.
+func (t *Translator) turnCounts(plain bool) TurnCounts {
+	tr := t.turn
+	c := TurnCounts{
+		Line: t.line, SessionKey: tr.sessionKey, AgentToolCalls: tr.agentToolCalls,
+		CompletionType: tr.completionType, ToolCalls: tr.toolCalls, Failed: tr.failed,
+		Replans: tr.counted,
+	}
+	if !plain {
+		c.Session = tr.hash.sessionID()
+	}
+	plan := tr.track.Plan()
+	c.TaskCompleted = len(plan) > 0 && !slices.ContainsFunc(plan, func(task plandialect.Task) bool { return !task.Done() })
+	if tr.startKnown {
+		c.End = tr.start
+	}
+	for _, p := range tr.out {
+		if p.known && p.at.After(c.End) {
+			c.End = p.at
+		}
+	}
+	if t.ts && t.at.After(c.End) {
+		c.End = t.at
+	}
+	return c
 }
 
 // flush sends the session's events.

@@ -16,6 +16,7 @@ type turn struct {
 	model      string
 
 	goal       string
+	sessionKey string        // the request's session_key
 	hasGoal    bool          // goal is the request's message
 	firstTasks []events.Task // the first task_plan's tasks
 
@@ -48,7 +49,8 @@ type turn struct {
 	toolCalls      int64
 	failed         int64
 	iterations     int64
-	agentToolCalls int64 // the done line's tool_calls; -1 without one
+	agentToolCalls int64  // the done line's tool_calls; -1 without one
+	completionType string // the done line's completion_type
 }
 
 func newTurn(track *plandialect.Tracker, start time.Time, model string) *turn {
