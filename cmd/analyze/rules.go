@@ -48,14 +48,13 @@ Learns hint rules per task type from real tool calls and replans:
   replace T, A → B: at least -min-replans valid replans dropped a pending
           task hinted A and added one hinted B of type T, and B's tasks
           succeeded (Wilson lower bound ≥ -replace-success).
-Writes the rule set as JSON (-format defaults to json here; table and csv
-list the rules) to -out or stdout; -skilllite writes SkillLite's planning
+Writes the rule set to stdout as a table on a terminal and as JSON
+otherwise (-format; table, csv and ndjson list the rules), or as JSON to -out; -skilllite writes SkillLite's planning
 rules instead (hints it knows, priority 50-79, at most 50 rules), and
 -workspace DIR writes them where SkillLite reads a workspace's rules,
 DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
 the key "global" and each agent's own under its name into the key-value
 bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
-	c.format = "json"
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
 	fs.Float64Var(&f.cfg.PreferSuccess, "prefer-success", f.cfg.PreferSuccess, "lower bound of the success rate prefer needs")
@@ -90,6 +89,11 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
 			errs = append(errs, fmt.Errorf("-workspace: %w", err))
 		}
+	}
+	formatGiven := false
+	fs.Visit(func(fl *flag.Flag) { formatGiven = formatGiven || fl.Name == "format" })
+	if !formatGiven && (f.out != "" || f.skillLite) {
+		c.format = "json" // a file is read by programs: the rule set itself
 	}
 	if f.skillLite && f.publish {
 		errs = append(errs, errors.New("-skilllite and -publish exclude each other: agents watching the bucket load the evosignal rule set"))
