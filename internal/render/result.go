@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/internal/query"
 )
 
-// tableCellWidth is the widest a table cell prints; longer text is cut.
+// tableCellWidth is the widest a table cell prints; longer text wraps.
 const tableCellWidth = 60
 
 // WriteResult prints the result of a SQL query (analyze sql) in format:
-// table (cells cut at tableCellWidth, at most TableWidth wide), csv, json
+// table (cells wrapped at tableCellWidth, at most TableWidth wide), csv, json
 // (an array of row objects, values as the query service's JSON answers
 // give them) or ndjson (the same objects, one a line).
 func WriteResult(w io.Writer, format string, res *query.Result) error {
@@ -59,15 +58,6 @@ func WriteResult(w io.Writer, format string, res *query.Result) error {
 	}
 	_, err := fmt.Fprintf(w, "(%d rows)\n", len(res.Rows))
 	return err
-}
-
-// tableCell keeps a cell on one line and within tableCellWidth.
-func tableCell(s string) string {
-	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
-	if utf8.RuneCountInString(s) > tableCellWidth {
-		s = string([]rune(s)[:tableCellWidth-1]) + "…"
-	}
-	return s
 }
 
 // printJSONRows prints the rows as a JSON array of objects, one per line,

@@ -323,21 +323,25 @@ func dropEmpty(head []string, body [][]string, numeric []bool) ([]string, [][]st
 	return h, b, n
 }
 
-// layout prints head and body as aligned columns (cells cut at
-// tableCellWidth, on one line), split into blocks of columns where the
-// table is wider than TableWidth; each block repeats the leading label
-// (non-numeric) columns.
+// layout prints head and body as aligned columns, split into blocks of
+// columns where the table is wider than TableWidth; each block repeats the
+// leading label (non-numeric) columns. A cell longer than tableCellWidth
+// wraps onto more lines within its column.
 func layout(w io.Writer, head []string, body [][]string, numeric []bool) error {
+	lines := make([][][]string, len(body)) // row, column, line of the cell
 	for i := range body {
+		lines[i] = make([][]string, len(body[i]))
 		for j := range body[i] {
-			body[i][j] = tableCell(body[i][j])
+			lines[i][j] = cellLines(body[i][j])
 		}
 	}
 	width := make([]int, len(head))
 	for j, h := range head {
 		width[j] = utf8.RuneCountInString(h)
-		for _, r := range body {
-			width[j] = max(width[j], utf8.RuneCountInString(r[j]))
+		for _, r := range lines {
+			for _, l := range r[j] {
+				width[j] = max(width[j], utf8.RuneCountInString(l))
+			}
 		}
 	}
 	span := func(cols []int) int {
@@ -374,16 +378,15 @@ func layout(w io.Writer, head []string, body [][]string, numeric []bool) error {
 	}
 	var b strings.Builder
 	line := func(cells func(j int) string, cols []int) {
+		var l strings.Builder
 		for k, j := range cols {
 			c := cells(j)
-			b.WriteString(c)
+			l.WriteString(c)
 			if k < len(cols)-1 {
-				b.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)+2))
+				l.WriteString(strings.Repeat(" ", width[j]-utf8.RuneCountInString(c)+2))
 			}
 		}
-		trimmed := strings.TrimRight(b.String(), " ")
-		b.Reset()
-		b.WriteString(trimmed)
+		b.WriteString(strings.TrimRight(l.String(), " "))
 		b.WriteString("\n")
 	}
 	for n, cols := range blocks {
@@ -391,12 +394,41 @@ func layout(w io.Writer, head []string, body [][]string, numeric []bool) error {
 			b.WriteString("\n")
 		}
 		line(func(j int) string { return head[j] }, cols)
-		for _, r := range body {
-			line(func(j int) string { return r[j] }, cols)
+		for _, r := range lines {
+			height := 1
+			for _, j := range cols {
+				height = max(height, len(r[j]))
+			}
+			for k := range height {
+				line(func(j int) string {
+					if k < len(r[j]) {
+						return r[j][k]
+					}
+					return ""
+				}, cols)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// cellLines is the text of a cell on lines of at most tableCellWidth runes,
+// broken at spaces where it can be; control characters are escaped.
+func cellLines(s string) []string {
+	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
+	if utf8.RuneCountInString(s) <= tableCellWidth {
+		return []string{s}
+	}
+	var out []string
+	for _, l := range strings.Split(wrap(s, tableCellWidth, ""), "\n") {
+		for r := []rune(l); len(r) > 0; {
+			n := min(len(r), tableCellWidth)
+			out = append(out, string(r[:n]))
+			r = r[n:]
+		}
+	}
+	return out
 }
 
 // wrap breaks s into lines of at most width runes at spaces, each line
