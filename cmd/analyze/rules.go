@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
 	"github.com/evosignal/evosignal/internal/taxonomy"
@@ -63,12 +64,12 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.Float64Var(&f.cfg.Alpha, "alpha", f.cfg.Alpha, "p-value avoid must be below")
 	fs.Int64Var(&f.cfg.MinReplans, "min-replans", f.cfg.MinReplans, "replans showing the swap replace needs")
 	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
-	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
 	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
 	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
-	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
+	fs.StringVar(&f.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated, for -publish (default $NATS_URL)")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
 	if err := c.parse(fs, args, stdout); err != nil {
@@ -112,7 +113,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := taxonomy.Load(f.taxonomy)
+	tax, err := loadTaxonomy(f.taxonomy)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -15,8 +16,12 @@ import (
 //
 // It returns flag.ErrHelp after -h or -version, when the command has
 // nothing more to do; any other error means the command line is wrong and
-// has been reported on fs.Output().
+// has been reported on fs.Output(). A nil stdout is the process's
+// (os.Stdout), for the parse functions that are given stderr alone.
 func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	if stdout == nil {
+		stdout = os.Stdout
+	}
 	var version bool
 	if fs.Lookup("version") == nil {
 		fs.BoolVar(&version, "version", false, "print the version and build of this command and exit")
