@@ -90,3 +90,10 @@ func TestSecretFileMissing(t *testing.T) {
 		t.Fatal("-password-file of a missing file parsed, want an error")
 	}
 }
+
+func TestReadFileStdin(t *testing.T) {
+	got, err := ReadFile("-", strings.NewReader("SELECT 1"))
+	if err != nil || string(got) != "SELECT 1" {
+		t.Fatalf("ReadFile(-) = %q, %v, want the standard input", got, err)
+	}
+}
