@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
@@ -64,7 +65,7 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 // parseFlags parses args; it returns flag.ErrHelp for -h, errUsage for bad
 // flags or stray arguments.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}

@@ -49,7 +49,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.start, "start", sim.DefaultStart.Format(time.RFC3339), "simulated `time` of the first session (RFC 3339, or now)")
 	fs.Float64Var(&o.rate, "rate", 0, "events per second across the fleet (wall clock); 0 = as fast as possible")
 	fs.StringVar(&o.out, "out", "", "write JSON lines to `file` (- for stdout) instead of publishing to NATS")
-	fs.StringVar(&o.natsURL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server (see -store)")
+	fs.StringVar(&o.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated (default $NATS_URL); empty runs an embedded server (see -store)")
 	cli.ConnFlags(fs, &o.conn)
 	fs.StringVar(&o.storeDir, "store", demo.DefaultStore, "embedded server: JetStream store `dir` (the ingest command's default)")
 	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name` (created with the ingester's defaults when missing)")

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -17,6 +20,7 @@ import (
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/render"
 	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 // common are the flags every analysis command takes.
@@ -24,8 +28,9 @@ type common struct {
 	db, since, until, by, format string
 	filter                       metrics.Filter
 	now                          func() time.Time
-	nats                         string         // -nats: read through the ingester's query service
-	conn                         bus.ConnConfig // how to reach NATS: -user, -creds, -tls-ca, …
+	nats                         string            // -nats: read through the ingester's query service
+	conn                         bus.ConnConfig    // how to reach NATS: -user, -creds, -tls-ca, …
+	read                         store.ReadOptions // -memory-limit, -temp-dir
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
@@ -45,7 +50,8 @@ func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 	fs.StringVar(&c.filter.Model, "model", "", "only this model")
 	fs.StringVar(&c.filter.TaskType, "task-type", "", "only this task type")
 	fs.StringVar(&c.by, "by", "", "group by these `dimensions`, comma-separated: "+strings.Join(metrics.Dimensions, ", "))
-	fs.StringVar(&c.format, "format", "", "output: table, json or csv (default table on a terminal, json otherwise)")
+	fs.StringVar(&c.format, "format", "", "output: "+strings.Join(render.Formats, ", ")+" (default table on a terminal, json otherwise)")
+	readFlags(fs, &c.read)
 	cli.ConnFlags(fs, &c.conn)
 	return fs, c
 }
@@ -57,7 +63,7 @@ func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error 
 	if fs.Lookup("nats") == nil {
 		fs.StringVar(&c.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for a subject other than "+query.DefaultSubject+")")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}
@@ -100,11 +106,42 @@ func (c *common) open(ctx context.Context) (metrics.Source, func() error, error)
 	if c.nats != "" {
 		return openRemote(c.nats, c.conn)
 	}
-	db, err := store.OpenReadOnly(ctx, c.db)
+	db, err := openDB(ctx, c.db, c.read)
 	if err != nil {
 		return nil, nil, err
 	}
 	return metrics.DB{DB: db}, db.Close, nil
+}
+
+// readFlags binds -memory-limit and -temp-dir, the DuckDB settings of a
+// read-only open of a large database.
+func readFlags(fs *flag.FlagSet, o *store.ReadOptions) {
+	fs.StringVar(&o.MemoryLimit, "memory-limit", "", "DuckDB memory limit for reading the database, such as 4GiB (default DuckDB's, 80% of RAM)")
+	fs.StringVar(&o.TempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default FILE.tmp beside -db)")
+}
+
+// openDB opens the database at path read-only (store.OpenReadOnlyWith: a
+// database an ingester holds is a *store.LockedError); a missing file is
+// an error that says where databases come from.
+func openDB(ctx context.Context, path string, o store.ReadOptions) (*sql.DB, error) {
+	db, err := store.OpenReadOnlyWith(ctx, path, o)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, missingDB(path, err)
+	}
+	return db, err
+}
+
+// missingDB explains a database file that does not exist: the ingester
+// writes one (-db), and agentsim demo writes its own in its directory
+// (demo.Paths), which it names when the working directory has one.
+func missingDB(path string, err error) error {
+	hint := "; the ingester writes one: ingest -db " + path + " (-file FILE loads a file of events)"
+	if demos, _ := filepath.Glob(filepath.Join("evosignal-demo*", "evosignal.duckdb")); len(demos) > 0 {
+		hint += "; agentsim demo wrote its own here: -db " + strings.Join(demos, " or -db ")
+	} else {
+		hint += "; agentsim demo writes its own, evosignal-demo/evosignal.duckdb"
+	}
+	return fmt.Errorf("%w%s", err, hint)
 }
 
 // filterJSON is how the filter appears in JSON output.
@@ -137,4 +174,21 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// loadTaxonomy reads the -taxonomy file (- for stdin); empty is the
+// embedded taxonomy.
+func loadTaxonomy(path string) (*taxonomy.Taxonomy, error) {
+	if path == "" {
+		return taxonomy.Default(), nil
+	}
+	b, err := cli.ReadFile(path, os.Stdin)
+	if err != nil {
+		return nil, fmt.Errorf("read taxonomy: %w", err)
+	}
+	t, err := taxonomy.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("taxonomy %s: %w", path, err)
+	}
+	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/export"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
@@ -46,7 +47,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "", "output `directory`: empty, new, or an earlier export's (required)")
 	since := fs.String("since", "", "start a new export after this commit `time` (RFC 3339, date, or duration back: 24h, 7d)")
 	until := fs.String("until", "", "export only rows committed up to this `time` (same forms as -since)")
-	if err := fs.Parse(args); err != nil {
+	var read store.ReadOptions
+	readFlags(fs, &read)
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
@@ -58,7 +61,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errUsage
 	}
 
-	conn, err := openExportDB(ctx, *db)
+	conn, err := openExportDB(ctx, *db, read)
 	if err != nil {
 		return err
 	}
@@ -132,8 +135,8 @@ func window(res *export.Result) string {
 // openExportDB opens the database read-only. A database an ingester holds
 // cannot be exported (DuckDB lets no other process open it); the error
 // says what to do instead.
-func openExportDB(ctx context.Context, path string) (*sql.DB, error) {
-	db, err := store.OpenReadOnly(ctx, path)
+func openExportDB(ctx context.Context, path string, o store.ReadOptions) (*sql.DB, error) {
+	db, err := openDB(ctx, path, o)
 	if _, ok := errors.AsType[*store.LockedError](err); ok {
 		return nil, fmt.Errorf("%w (analyze export reads the file itself: stop the ingester, or export a copy of the file)", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
-	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const hintsSummary = "tool-hint failure rates, lift and p-values; followed, planned, dropped and hallucinated hints"
@@ -30,7 +29,7 @@ its own task_type, else its session's, else the taxonomy's classification
 of its description (-taxonomy); -task-type filters on that type.`, stderr)
 	cfg := metrics.DefaultHintsConfig()
 	fs.Int64Var(&cfg.MinCalls, "min-calls", cfg.MinCalls, "calls a hint needs to be ranked by its lift")
-	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
 	if err := c.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -41,7 +40,7 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := taxonomy.Load(*taxPath)
+	tax, err := loadTaxonomy(*taxPath)
 	if err != nil {
 		return err
 	}

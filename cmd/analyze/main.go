@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 // command is one subcommand: its one-line summary and its run function.
@@ -67,12 +69,7 @@ agent, agent_version, model, task_type, day, week, ruleset).
 
 Commands:
 `)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
@@ -91,13 +88,44 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		usage(stdout)
 		return nil
 	}
+	if name == "-version" || name == "--version" {
+		fmt.Fprintln(stdout, cli.Version("analyze"))
+		return nil
+	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "analyze: unknown command %q\n\n", name)
-		usage(stderr)
+		fmt.Fprintf(stderr, "usage: analyze <command> [flags]  (run 'analyze -h' for the commands)\nanalyze: %s\n", wrongCommand(args))
 		return errUsage
 	}
 	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+// wrongCommand says what is wrong with a command line whose first word is
+// no command: flags before the command (analyze -db x replans) are told
+// where they go.
+func wrongCommand(args []string) string {
+	name := args[0]
+	if !strings.HasPrefix(name, "-") {
+		return fmt.Sprintf("unknown command %q; the commands are %s", name, strings.Join(commandNames(), ", "))
+	}
+	for i, a := range args {
+		if _, ok := commands[a]; ok {
+			rest := append([]string{a}, args[:i]...)
+			rest = append(rest, args[i+1:]...)
+			return fmt.Sprintf("flags go after the command: analyze %s", strings.Join(rest, " "))
+		}
+	}
+	return fmt.Sprintf("%s is a flag: the command comes first, analyze <command> %s; the commands are %s",
+		name, strings.Join(args, " "), strings.Join(commandNames(), ", "))
+}
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // splitList splits a comma-separated flag value, dropping empty parts.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
-	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
 const mappingsSummary = "task type → tool mappings: tool shares, success, entropy and stability"
@@ -31,7 +30,7 @@ force at the call.`, stderr)
 	fs.Float64Var(&cfg.StableShare, "stable-share", cfg.StableShare, "share of a window's calls the top tool needs")
 	fs.IntVar(&cfg.Windows, "windows", cfg.Windows, "number of recent windows that must agree")
 	window := fs.String("window", "7d", "window `length` (Go duration, or days/weeks: 7d, 2w)")
-	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
 	if err := c.parse(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -47,7 +46,7 @@ force at the call.`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := taxonomy.Load(*taxPath)
+	tax, err := loadTaxonomy(*taxPath)
 	if err != nil {
 		return err
 	}

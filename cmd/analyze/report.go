@@ -14,7 +14,7 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
-	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 const reportSummary = "the evolution report: one HTML page, Markdown and JSON for a window against the one before"
@@ -44,6 +44,7 @@ type reportFlags struct {
 	db, nats, since, until, out, taxonomy, rulesSince, effectSince string
 	cfg                                                            report.Config
 	conn                                                           bus.ConnConfig
+	read                                                           store.ReadOptions
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,10 +56,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return err
 	}
-	if f.cfg.Taxonomy, err = taxonomy.Load(f.taxonomy); err != nil {
+	if f.cfg.Taxonomy, err = loadTaxonomy(f.taxonomy); err != nil {
 		return err
 	}
-	c := &common{db: f.db, nats: f.nats, conn: f.conn}
+	c := &common{db: f.db, nats: f.nats, conn: f.conn, read: f.read}
 	src, closeDB, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -95,6 +96,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
+	readFlags(fs, &f.read)
 	cli.ConnFlags(fs, &f.conn)
 	fs.StringVar(&f.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for another subject)")
 	fs.StringVar(&f.since, "since", "24h", "start of the window: a `time` (RFC 3339, date) or a duration back from -until (24h, 7d)")
@@ -108,7 +110,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	fs.Int64Var(&cfg.Hints.MinCalls, "min-calls", cfg.Hints.MinCalls, "calls a hint needs to be ranked, and that prefer and avoid rules need")
 	fs.IntVar(&cfg.MappingWindows, "windows", cfg.MappingWindows, "windows of the window's length in which a task type's top tool must hold to be stable")
 	fs.Float64Var(&cfg.StableShare, "stable-share", cfg.StableShare, "share of a window's calls the top tool needs")
-	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
 	fs.StringVar(&f.rulesSince, "rules-since", "", "learn the rule sets from the sessions started at or after this `time` (default: all)")
 	fs.Float64Var(&cfg.Rules.PreferSuccess, "prefer-success", cfg.Rules.PreferSuccess, "rules: lower bound of the success rate prefer needs")
 	fs.Float64Var(&cfg.Rules.PreferShare, "prefer-share", cfg.Rules.PreferShare, "rules: share of the type's calls prefer needs")
@@ -120,7 +122,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	fs.Int64Var(&cfg.Effect.MinSessions, "min-sessions", cfg.Effect.MinSessions, "effect: sessions each arm needs before an effect can be called nil")
 	fs.Float64Var(&cfg.Effect.NilMargin, "nil-margin", cfg.Effect.NilMargin, "effect: an effect whose difference interval lies inside ±this is nil")
 	fs.StringVar(&cfg.Effect.Metric, "metric", cfg.Effect.Metric, "effect: decide verdicts on "+strings.Join(metrics.EffectMetrics, ", "))
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
 	"github.com/evosignal/evosignal/internal/taxonomy"
@@ -48,14 +49,13 @@ Learns hint rules per task type from real tool calls and replans:
   replace T, A → B: at least -min-replans valid replans dropped a pending
           task hinted A and added one hinted B of type T, and B's tasks
           succeeded (Wilson lower bound ≥ -replace-success).
-Writes the rule set as JSON (-format defaults to json here; table and csv
-list the rules) to -out or stdout; -skilllite writes SkillLite's planning
+Writes the rule set to stdout as a table on a terminal and as JSON
+otherwise (-format; table, csv and ndjson list the rules), or as JSON to -out; -skilllite writes SkillLite's planning
 rules instead (hints it knows, priority 50-79, at most 50 rules), and
 -workspace DIR writes them where SkillLite reads a workspace's rules,
 DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
 the key "global" and each agent's own under its name into the key-value
 bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
-	c.format = "json"
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
 	fs.Float64Var(&f.cfg.PreferSuccess, "prefer-success", f.cfg.PreferSuccess, "lower bound of the success rate prefer needs")
@@ -64,12 +64,12 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.Float64Var(&f.cfg.Alpha, "alpha", f.cfg.Alpha, "p-value avoid must be below")
 	fs.Int64Var(&f.cfg.MinReplans, "min-replans", f.cfg.MinReplans, "replans showing the swap replace needs")
 	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
-	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON; default: the embedded one)")
+	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
 	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
 	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
-	fs.StringVar(&f.natsURL, "nats", "", "NATS server `URL`(s), comma-separated, for -publish")
+	fs.StringVar(&f.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated, for -publish (default $NATS_URL)")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
 	if err := c.parse(fs, args, stdout); err != nil {
@@ -91,6 +91,11 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 			errs = append(errs, fmt.Errorf("-workspace: %w", err))
 		}
 	}
+	formatGiven := false
+	fs.Visit(func(fl *flag.Flag) { formatGiven = formatGiven || fl.Name == "format" })
+	if !formatGiven && (f.out != "" || f.skillLite) {
+		c.format = "json" // a file is read by programs: the rule set itself
+	}
 	if f.skillLite && f.publish {
 		errs = append(errs, errors.New("-skilllite and -publish exclude each other: agents watching the bucket load the evosignal rule set"))
 	}
@@ -108,7 +113,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		fmt.Fprintf(stderr, "analyze: %v\n", err)
 		return errUsage
 	}
-	tax, err := taxonomy.Load(f.taxonomy)
+	tax, err := loadTaxonomy(f.taxonomy)
 	if err != nil {
 		return err
 	}

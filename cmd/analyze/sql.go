@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -59,6 +60,7 @@ type sqlOptions struct {
 	maxRows                           int64
 	timeout                           time.Duration
 	conn                              bus.ConnConfig
+	read                              store.ReadOptions
 }
 
 // multiFlag is a repeatable string flag.
@@ -77,17 +79,18 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fl.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
 	fl.StringVar(&o.nats, "nats", "", "ask the running ingester's query service at this NATS `URL` instead (URL#subject for a subject other than "+query.DefaultSubject+")")
-	fl.StringVar(&o.file, "f", "", "read the query from this `file`")
+	fl.StringVar(&o.file, "f", "", "read the query from this `file` (- for stdin)")
 	fl.StringVar(&o.name, "q", "", "run the named query `name` of queries/analyze/ (see -list)")
 	fl.BoolVar(&o.list, "list", false, "list the named queries and exit")
-	fl.StringVar(&o.format, "format", "", "output: table, csv or json (default table on a terminal, json otherwise)")
+	fl.StringVar(&o.format, "format", "", "output: "+strings.Join(render.Formats, ", ")+" (default table on a terminal, json otherwise)")
 	fl.StringVar(&o.out, "out", "", "write the rows to `FILE`.parquet or FILE.arrow instead of printing them")
 	fl.Var(&o.params, "param", "bind $name: `name=value` (repeatable; value JSON if it parses, else text)")
 	fl.Var(&o.args, "arg", "bind $1, $2, … in order: `value` (repeatable; JSON if it parses, else text)")
 	fl.Int64Var(&o.maxRows, "max-rows", 0, "at most this many `rows` (0: all; through -nats, at most the service's limit)")
+	readFlags(fl, &o.read)
 	cli.ConnFlags(fl, &o.conn)
 	fl.DurationVar(&o.timeout, "timeout", 0, "cancel the query after this `long` (0: no limit; through -nats, at most the service's)")
-	text, err := parseInterspersed(fl, args)
+	text, err := parseInterspersed(fl, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -108,8 +111,8 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			o.format = "table"
 		}
 	}
-	if o.format != "table" && o.format != "csv" && o.format != "json" {
-		fmt.Fprintf(stderr, "analyze sql: -format %q: want table, csv or json\n", o.format)
+	if !slices.Contains(render.Formats, o.format) {
+		fmt.Fprintf(stderr, "analyze sql: -format %q: want one of %s\n", o.format, strings.Join(render.Formats, ", "))
 		return errUsage
 	}
 	if ext := strings.ToLower(filepath.Ext(o.out)); o.out != "" && ext != ".parquet" && ext != ".arrow" && ext != ".feather" {
@@ -140,10 +143,10 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // parseInterspersed parses flags before and after the positional query
 // text, which may appear once.
-func parseInterspersed(fl *flag.FlagSet, args []string) (string, error) {
+func parseInterspersed(fl *flag.FlagSet, args []string, stdout io.Writer) (string, error) {
 	var text []string
 	for {
-		if err := fl.Parse(args); err != nil {
+		if err := cli.Parse(fl, args, stdout); err != nil {
 			return "", err
 		}
 		if fl.NArg() == 0 {
@@ -176,7 +179,7 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 	}
 	switch {
 	case o.file != "":
-		b, err := os.ReadFile(o.file)
+		b, err := cli.ReadFile(o.file, os.Stdin)
 		if err != nil {
 			return req, err
 		}
@@ -315,7 +318,7 @@ func (o *sqlOptions) querier(ctx context.Context) (query.Querier, func(), error)
 		}
 		return query.NewClient(nc, subject), nc.Close, nil
 	}
-	db, err := store.OpenReadOnly(ctx, o.db)
+	db, err := openDB(ctx, o.db, o.read)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/evosignal/evosignal/internal/bench"
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 func parse(args []string, stderr io.Writer) (*bench.Config, error) {
@@ -35,7 +36,7 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 	fs.IntVar(&c.Retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
 	fs.StringVar(&c.Phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
 	fs.StringVar(&c.Dir, "dir", "", "internal: the work `dir` of -phase")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}

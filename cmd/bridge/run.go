@@ -113,7 +113,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
 	cli.ConnFlags(fs, &o.conn)
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}

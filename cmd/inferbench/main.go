@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/inferbench"
 )
 
@@ -43,7 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sessions := fs.Int("sessions", 200, "sessions per scenario and seed")
 	window := fs.Int("window", 0, "calls an inferred re-decision may be away from an explicit replan and still match")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return err
 	}
 	var errs []error

@@ -59,7 +59,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
-	fs.StringVar(&c.NATS.URL, "nats", "", "NATS server `URL`(s), comma-separated; empty runs an embedded server")
+	fs.StringVar(&c.NATS.URL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated (default $NATS_URL); empty runs an embedded server")
 	cli.ConnFlags(fs, &c.NATS)
 	fs.StringVar(&c.Server.Listen, "listen", c.Server.Listen, "embedded server: client `address` (host:port; port 0 picks one)")
 	fs.StringVar(&c.Server.StoreDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
@@ -90,7 +90,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}

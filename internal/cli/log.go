@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-
-	"github.com/evosignal/evosignal/internal/bus"
 )
 
 // NewLogger returns the logger a command's -log-level and -log-format flags
@@ -25,19 +23,6 @@ func NewLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, hopts)), nil
 	}
 	return nil, fmt.Errorf("-log-format %q: want text or json", format)
-}
-
-// ConnFlags binds the NATS authentication and TLS flags to c: -user,
-// -password, -token, -creds, -nkey, -tls-cert, -tls-key, -tls-ca.
-func ConnFlags(fs *flag.FlagSet, c *bus.ConnConfig) {
-	fs.StringVar(&c.User, "user", "", "NATS user (with -password)")
-	fs.StringVar(&c.Password, "password", "", "NATS password")
-	fs.StringVar(&c.Token, "token", "", "NATS auth token")
-	fs.StringVar(&c.CredsFile, "creds", "", "NATS credentials `file` (JWT + NKey)")
-	fs.StringVar(&c.NKeyFile, "nkey", "", "NATS NKey seed `file`")
-	fs.StringVar(&c.TLSCert, "tls-cert", "", "client certificate `file` for TLS (with -tls-key)")
-	fs.StringVar(&c.TLSKey, "tls-key", "", "client key `file` for TLS")
-	fs.StringVar(&c.TLSCA, "tls-ca", "", "CA `file` to verify the NATS server")
 }
 
 // LogFlags binds -log-level and -log-format; NewLogger reads them.

@@ -1,9 +1,11 @@
-// Package render prints analysis results as a terminal table, CSV or JSON.
-// JSON is the stable, documented shape (docs/analyze.md): an Envelope whose
-// rows are the analyzer's row structs, encoded by their json tags. Table and
-// CSV show the same rows, one column per top-level json field; nested values
-// (lists, objects) are shown as compact JSON. WriteResult prints the rows of
-// a SQL query (analyze sql) the same three ways.
+// Package render prints analysis results as a terminal table, CSV, JSON or
+// JSON lines. JSON is the stable, documented shape (docs/analyze.md): an
+// Envelope whose rows are the analyzer's row structs, encoded by their json
+// tags; ndjson prints those rows alone, one object a line. CSV shows the
+// same rows, one column per top-level json field, nested values (lists,
+// objects) as compact JSON. The table is for people (table.go): no JSON in
+// cells, at most TableWidth columns wide. WriteResult prints the rows of a
+// SQL query (analyze sql) the same ways.
 package render
 
 import (
@@ -15,12 +17,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 )
 
 // Formats are the output formats.
-var Formats = []string{"table", "json", "csv"}
+var Formats = []string{"table", "json", "ndjson", "csv"}
 
 // ShapeVersion is the version of the JSON envelope and row shapes. It
 // changes only with a breaking change of a documented field.
@@ -61,24 +62,31 @@ func Write(w io.Writer, format string, env *Envelope) error {
 		cw.Write(head)
 		cw.WriteAll(body)
 		return cw.Error()
+	case "ndjson":
+		rows := reflect.ValueOf(env.Rows)
+		if rows.Kind() != reflect.Slice {
+			return fmt.Errorf("render: rows are %T, want a slice of structs", env.Rows)
+		}
+		enc := json.NewEncoder(w)
+		for i := range rows.Len() {
+			if err := enc.Encode(rows.Index(i).Interface()); err != nil {
+				return fmt.Errorf("row %d: %w", i+1, err)
+			}
+		}
+		return nil
 	case "table":
-		head, body, err := cells(env.Rows, env.Omit)
-		if err != nil {
+		if _, _, err := cells(env.Rows, env.Omit); err != nil {
 			return err
 		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(head, "\t"))
-		for _, r := range body {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
+		rows := reflect.ValueOf(env.Rows)
+		if err := writeTable(w, rows, env.Omit); err != nil {
 			return err
 		}
-		if len(body) == 0 {
+		if rows.Len() == 0 {
 			fmt.Fprintln(w, "(no rows)")
 		}
 		for _, n := range env.Notes {
-			fmt.Fprintln(w, "note:", n)
+			fmt.Fprintln(w, wrap("note: "+n, TableWidth, "      "))
 		}
 		return nil
 	}

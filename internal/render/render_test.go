@@ -36,8 +36,8 @@ func TestWrite(t *testing.T) {
 		want         []string
 		notWant      []string
 	}{
-		{"table", "table", []string{"name  rate    nan     ci           tags       at                    count\n",
-			"a     0.5000          {\"lo\":0.25}  [\"x\",\"y\"]  2026-11-29T10:00:00Z  3\n", "note: n1"}, []string{"hidden", "NaN"}},
+		{"table", "table", []string{"name  rate    nan     ci.lo   tags  at                    count\n",
+			"a     0.5000          0.2500  x, y  2026-11-29T10:00:00Z  3\n", "note: n1"}, []string{"hidden", "NaN", "{", "["}},
 		{"csv", "csv", []string{"name,rate,nan,ci,tags,at,count\n", "a,0.5000,,\"{\"\"lo\"\":0.25}\",\"[\"\"x\"\",\"\"y\"\"]\",2026-11-29T10:00:00Z,3\n", "b,,0.0000,,null,0001-01-01T00:00:00Z,0\n"}, []string{"hidden"}},
 	}
 	for _, tt := range tests {
@@ -120,5 +120,20 @@ func TestWriteOmit(t *testing.T) {
 		if got := b.String(); strings.Contains(got, "model") || strings.Contains(got, "m1") || !strings.Contains(got, "coder") {
 			t.Errorf("Write(%s, Omit model) =\n%s\nwant agent and calls only", format, got)
 		}
+	}
+}
+
+// ndjson prints the rows alone, one JSON object a line.
+func TestWriteNDJSON(t *testing.T) {
+	type r struct {
+		N    int      `json:"n"`
+		Tags []string `json:"tags"`
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "ndjson", &Envelope{Analysis: "x", Rows: []r{{1, []string{"a"}}, {2, nil}}, Notes: []string{"n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "{\"n\":1,\"tags\":[\"a\"]}\n{\"n\":2,\"tags\":null}\n"; got != want {
+		t.Fatalf("Write(ndjson) = %q, want %q", got, want)
 	}
 }

@@ -7,22 +7,23 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/internal/query"
 )
 
-// tableCellWidth is the widest a table cell prints; longer text is cut.
+// tableCellWidth is the widest a table cell prints; longer text wraps.
 const tableCellWidth = 60
 
 // WriteResult prints the result of a SQL query (analyze sql) in format:
-// table (cells cut at tableCellWidth), csv, or json (an array of row
-// objects, values as the query service's JSON answers give them).
+// table (cells wrapped at tableCellWidth, at most TableWidth wide), csv, json
+// (an array of row objects, values as the query service's JSON answers
+// give them) or ndjson (the same objects, one a line).
 func WriteResult(w io.Writer, format string, res *query.Result) error {
 	switch format {
 	case "json":
 		return printJSONRows(w, res)
+	case "ndjson":
+		return printNDJSONRows(w, res)
 	case "csv":
 		cw := csv.NewWriter(w)
 		cw.Write(res.Columns)
@@ -36,32 +37,27 @@ func WriteResult(w io.Writer, format string, res *query.Result) error {
 		cw.Flush()
 		return cw.Error()
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
-	for _, r := range res.Rows {
-		cells := make([]string, len(r))
-		for i, v := range r {
-			cells[i] = "NULL"
+	body := make([][]string, len(res.Rows))
+	for r, row := range res.Rows {
+		body[r] = make([]string, len(row))
+		for i, v := range row {
+			body[r][i] = "NULL"
 			if v != nil {
-				cells[i] = tableCell(query.Text(res.Types[i], v))
+				body[r][i] = query.Text(res.Types[i], v)
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
-	if err := tw.Flush(); err != nil {
+	// A query's columns have no known kinds: the first one labels the
+	// rows of a table split into blocks.
+	labels := make([]bool, len(res.Columns))
+	for i := 1; i < len(labels); i++ {
+		labels[i] = true
+	}
+	if err := layout(w, res.Columns, body, labels); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "(%d rows)\n", len(res.Rows))
 	return err
-}
-
-// tableCell keeps a cell on one line and within tableCellWidth.
-func tableCell(s string) string {
-	s = strings.NewReplacer("\n", `\n`, "\t", `\t`, "\r", `\r`).Replace(s)
-	if utf8.RuneCountInString(s) > tableCellWidth {
-		s = string([]rune(s)[:tableCellWidth-1]) + "…"
-	}
-	return s
 }
 
 // printJSONRows prints the rows as a JSON array of objects, one per line,
@@ -107,4 +103,31 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+}
+
+// printNDJSONRows prints the rows as JSON objects, one a line, keys in
+// column order, values as printJSONRows gives them.
+func printNDJSONRows(w io.Writer, res *query.Result) error {
+	bw := bufio.NewWriter(w)
+	keys := make([][]byte, len(res.Columns))
+	for i, c := range res.Columns {
+		keys[i], _ = json.Marshal(c)
+	}
+	for r, row := range res.Rows {
+		bw.WriteString("{")
+		for i, v := range row {
+			if i > 0 {
+				bw.WriteString(",")
+			}
+			b, err := marshalNoEscape(query.JSONValue(res.Types[i], v))
+			if err != nil {
+				return fmt.Errorf("row %d column %s: %w", r+1, res.Columns[i], err)
+			}
+			bw.Write(keys[i])
+			bw.WriteString(":")
+			bw.Write(b)
+		}
+		bw.WriteString("}\n")
+	}
+	return bw.Flush()
 }

@@ -42,6 +42,22 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // last written by an earlier ingester is read with the current definitions,
 // as a writable open would have re-created them.
 func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
+	return OpenReadOnlyWith(ctx, path, ReadOptions{})
+}
+
+// ReadOptions tune a read-only open for large databases (analyze export
+// and report on hundreds of millions of events).
+type ReadOptions struct {
+	// MemoryLimit is DuckDB's memory_limit ("4GiB"); empty keeps DuckDB's
+	// default, 80 % of the machine's memory.
+	MemoryLimit string
+	// TempDir is where DuckDB spills what does not fit under MemoryLimit
+	// (temp_directory); empty keeps DuckDB's default, <db file>.tmp.
+	TempDir string
+}
+
+// OpenReadOnlyWith is OpenReadOnly with opts.
+func OpenReadOnlyWith(ctx context.Context, path string, opts ReadOptions) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -50,6 +66,17 @@ func OpenReadOnly(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	conn, err := duckdb.NewConnector(path+"?access_mode=read_only", func(ex driver.ExecerContext) error {
+		for _, set := range []struct{ stmt, value, what string }{
+			{"SET GLOBAL memory_limit = $1", opts.MemoryLimit, "memory limit"},
+			{"SET GLOBAL temp_directory = $1", opts.TempDir, "temp directory"},
+		} {
+			if set.value == "" {
+				continue
+			}
+			if _, err := ex.ExecContext(ctx, set.stmt, []driver.NamedValue{{Ordinal: 1, Value: set.value}}); err != nil {
+				return fmt.Errorf("%s %q: %w", set.what, set.value, err)
+			}
+		}
 		for _, v := range views {
 			if _, err := ex.ExecContext(ctx, v.SQL, nil); err != nil {
 				return fmt.Errorf("create the view of %s: %w (the file may come from an older evosignal: "+
