@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/testutil/golden"
 )
 
 // Tables are for a person at a 120-column terminal: every analysis's table
@@ -48,21 +47,7 @@ func TestTableGolden(t *testing.T) {
 					t.Errorf("line %d holds JSON: %s", i+1, line)
 				}
 			}
-			path := fixture(tt.name + ".table.txt")
-			if updateGolden() {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("golden file: %v (run go test ./cmd/analyze -update to create it)", err)
-			}
-			if !bytes.Equal([]byte(got), want) {
-				t.Fatalf("analyze %s differs from %s (run go test ./cmd/analyze -update and review the diff):\n%s",
-					strings.Join(args, " "), path, got)
-			}
+			golden.Check(t, fixture(tt.name+".table.txt"), []byte(got))
 		})
 	}
 }

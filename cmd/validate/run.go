@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/validate"
 )
@@ -40,7 +41,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fs.PrintDefaults()
 	}
 	maxBytes := fs.Int("max-event-bytes", ingest.DefaultConfig().MaxEventBytes, "report events larger than this as oversize, as the ingester's -max-event-bytes dead-letters them (0: no limit)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
