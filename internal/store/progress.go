@@ -17,8 +17,8 @@ type Progress struct {
 	// a rebuild has derived its tables and knows how many facts passes
 	// follow.
 	Done, Of int
-	Took    time.Duration // this step
-	Elapsed time.Duration // since the operation started
+	Took     time.Duration // this step
+	Elapsed  time.Duration // since the operation started
 	// ETA is the time left, estimated from the steps of the same kind done
 	// so far (facts passes are of equal size); 0 when not known.
 	ETA time.Duration
