@@ -29,8 +29,10 @@ per table, hive-partitioned by the UTC day of each row's event time
   DIR/_evosignal_export.json   the manifest: per table, the commit time exported up to
 
 Run it again to add only what was committed since (new files, never a
-rewrite). An interrupted export commits nothing; the next run removes its
-files and does it again. The database is opened read-only, so the export
+rewrite). A run writes into DIR/_evosignal_staging/ and moves its files
+into the table folders when it commits, so readers never see a partial run;
+an interrupted export commits nothing, and the next run removes its files
+and does it again. The database is opened read-only, so the export
 cannot run while an ingester holds the file: stop it, export a copy, or read
 live data through the query service. -since/-until bound the commit times
 exported (RFC 3339, a date, or a duration back such as 24h or 7d); -since only
@@ -67,8 +69,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer conn.Close()
 
-	cfg.Progress = func(tr export.TableResult) { // one line per table as it finishes
-		fmt.Fprintf(stdout, "%-17s %10d rows %6d files\n", tr.Table, tr.Rows, tr.Files)
+	// Progress: on stderr, each table as it starts (the events table takes
+	// the longest: seconds per million rows); on stdout, one line per table
+	// as it finishes.
+	cfg.Starting = func(table string, i, n int) {
+		fmt.Fprintf(stderr, "analyze export: writing %s (table %d of %d)…\n", table, i, n)
+	}
+	cfg.Progress = func(tr export.TableResult) {
+		fmt.Fprintf(stdout, "%-17s %10d rows %6d files in %s\n", tr.Table, tr.Rows, tr.Files, tr.Took.Round(time.Millisecond))
 	}
 	res, err := export.Export(ctx, conn, cfg)
 	if err != nil {

@@ -32,7 +32,7 @@ func TestReportGolden(t *testing.T) {
 	stdout := runForOutput(t, reportArgs(db, out)...)
 
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "First-try success 62.3% (+19.0 pts vs previous 24h, within noise)") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "First-try success 53.3% → 62.3% since 2025-06-06 (+9.0 pts, within noise), +19.0 pts vs previous 24h (within noise)") {
 		t.Fatalf("stdout = %q, want the headline and three paths", stdout)
 	}
 	for i, name := range []string{report.HTMLFile, report.MarkdownFile, report.JSONFile} {
@@ -70,7 +70,7 @@ func TestReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(page, []byte("<h1 id=\"headline\">First-try success 62.3%")) {
+	if !bytes.Contains(page, []byte("<h1 id=\"headline\">First-try success 53.3% → 62.3% since 2025-06-06")) {
 		t.Error("report.html lacks the headline")
 	}
 }

@@ -7,6 +7,7 @@
 //
 //	_evosignal_export.json                    the manifest (see Manifest)
 //	_evosignal_export.lock                    held while an export runs
+//	_evosignal_staging/run-000002/…           a run's files while it writes them
 //	events/day=2025-06-12/part-000001-<uuid>.parquet
 //	session_starts/day=2025-06-12/part-000001-<uuid>.parquet
 //	…                                         one folder per table in Tables
@@ -19,11 +20,18 @@
 // rows exported — the commit time of the last batch, events.ingested_at
 // (dead_letters.received_at for dead letters). A run exports the rows
 // committed after it, up to the latest commit time it sees, as files named
-// part-<run>-<uuid>.parquet, then replaces the manifest atomically (write a
-// temporary file, sync, rename). The manifest is the commit point: the files
-// of a run whose number is greater than the manifest's run are not
-// committed, and every run starts by removing them. So an interrupted
-// export leaves no duplicates: it is simply done again.
+// part-<run>-<uuid>.parquet. It writes every table into a staging folder
+// (_evosignal_staging, which readers of the table folders never list, and
+// which Spark, pyarrow and DuckDB's hive readers skip by its leading
+// underscore), then moves the files into the table folders (a rename each,
+// within one file system) and replaces the manifest atomically (write a
+// temporary file, sync, rename). So the table folders never hold the files
+// of a run still writing; a run killed while writing leaves files only in
+// the staging folder. The manifest is the commit point: the files of a run
+// whose number is greater than the manifest's run are not committed (a run
+// killed between its renames and the manifest), and every run starts by
+// removing them and the staging folder. So an interrupted export leaves no
+// duplicates: it is simply done again.
 //
 // The marks assume that commit times grow: a row committed later with a
 // commit time at or before a mark (a clock set back) is not exported; the
@@ -73,6 +81,9 @@ type Config struct {
 	// Until, when set, exports only rows committed at or before it; the
 	// next run continues from there.
 	Until time.Time
+	// Starting, when set, is called before each table is written, with its
+	// place (from 1) among the n tables.
+	Starting func(table string, i, n int)
 	// Progress, when set, is called after each table.
 	Progress func(TableResult)
 }
@@ -98,6 +109,7 @@ type TableResult struct {
 	Table string
 	Rows  int64
 	Files int
+	Took  time.Duration // writing the table's files (staged)
 	// After and Upto bound the commit times exported: (After, Upto]. After is
 	// zero from the start; both are zero when there was nothing new.
 	After, Upto time.Time
@@ -167,14 +179,26 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 	run := m.Run + 1
 	next := m.clone()
 	advanced := false
-	for _, t := range Tables {
+	stage := stagingDir(dir, run)
+	fail := func(err error) (*Result, error) {
+		return nil, errors.Join(err, removeStaging(dir), removeRun(dir, run))
+	}
+	var staged []string
+	for i, t := range Tables {
 		after, upto, ok := next.window(t, marks)
 		tr := TableResult{Table: t.Name}
 		if ok {
-			tr.After, tr.Upto = after, upto
-			if tr.Rows, tr.Files, err = exportTable(ctx, tx, dir, t, run, after, upto); err != nil {
-				return nil, errors.Join(err, removeRun(dir, run))
+			if cfg.Starting != nil {
+				cfg.Starting(t.Name, i+1, len(Tables))
 			}
+			t0 := time.Now()
+			tr.After, tr.Upto = after, upto
+			var files []string
+			if tr.Rows, files, err = exportTable(ctx, tx, stage, t, run, after, upto); err != nil {
+				return fail(err)
+			}
+			tr.Files, tr.Took = len(files), time.Since(t0)
+			staged = append(staged, files...)
 			next.advance(t, upto, tr.Rows, tr.Files)
 			advanced = true
 		}
@@ -186,9 +210,15 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 		}
 	}
 	if w, err := checkReusedKeys(ctx, tx, m, next); err != nil {
-		return nil, errors.Join(err, removeRun(dir, run))
+		return fail(err)
 	} else if w != "" {
 		res.Warnings = append(res.Warnings, w)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if err := moveIntoPlace(dir, stage, staged); err != nil {
+		return fail(err)
 	}
 	if !advanced && found && !started {
 		return res, nil // nothing new: the manifest stays as it is
@@ -200,7 +230,7 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 	if err := writeManifest(dir, next); errors.Is(err, errSyncDir) {
 		res.Warnings = append(res.Warnings, err.Error()) // committed all the same
 	} else if err != nil {
-		return nil, errors.Join(err, removeRun(dir, run))
+		return fail(err)
 	}
 	res.Run = next.Run
 	return res, nil
@@ -237,7 +267,7 @@ func checkEmpty(dir string) error {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if n == lockName || n == manifestName+tmpSuffix || (e.IsDir() && isTable(n)) {
+		if n == lockName || n == manifestName+tmpSuffix || n == stagingName || (e.IsDir() && isTable(n)) {
 			continue
 		}
 		return fmt.Errorf("output directory %s holds %q and no %s: %w (choose an empty or new directory)",

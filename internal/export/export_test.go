@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -527,4 +528,78 @@ func TestExportImpossibleTimes(t *testing.T) {
 	if n := d.counts(t, `SELECT count(*) FROM (SELECT * FROM src.main.events EXCEPT ALL SELECT * EXCLUDE (day) FROM `+got+`)`)[0]; n != 0 {
 		t.Errorf("%d event rows missing from the export or changed", n)
 	}
+}
+
+// tableFiles lists the Parquet files under the table folders of dir (what a
+// reader globbing them sees), leaving out the staging folder.
+func tableFiles(tb testing.TB, dir string) []string {
+	tb.Helper()
+	var out []string
+	for _, t := range Tables {
+		out = append(out, parquetFiles(tb, filepath.Join(dir, t.Name))...)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestExportStaged: while a run writes, and after it is canceled or killed
+// midway, the table folders hold only the files of committed runs; the
+// run's files appear there all at once when it commits.
+func TestExportStaged(t *testing.T) {
+	d := newTestDB(t)
+	d.loadFiles(t, validFiles(t)...)
+	dir := filepath.Join(t.TempDir(), "out")
+	d.mustExport(t, Config{Dir: dir})
+	committed := tableFiles(t, dir)
+	d.loadSynth(t, 5, midnight, 10)
+
+	// Canceled midway: at every table, nothing of run 2 in the table
+	// folders, though the run has written files (staged).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stagedSeen int
+	_, err := d.export(ctx, t, Config{Dir: dir, Progress: func(tr TableResult) {
+		if got := tableFiles(t, dir); !slices.Equal(got, committed) {
+			t.Errorf("after table %s: the table folders hold %d files, want the %d of run 1", tr.Table, len(got), len(committed))
+		}
+		stagedSeen += tr.Files
+		if tr.Table == "plans" {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled Export = %v, want context.Canceled", err)
+	}
+	if stagedSeen == 0 {
+		t.Fatal("the canceled run wrote no file before it stopped: the test shows nothing")
+	}
+	if got := parquetFiles(t, dir); !slices.Equal(got, committed) {
+		t.Errorf("after the canceled run: %d files under the output folder, want the %d of run 1", len(got), len(committed))
+	}
+	if _, err := os.Stat(filepath.Join(dir, stagingName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("staging folder after a canceled run: %v, want removed", err)
+	}
+
+	// Killed midway: what the process leaves is in the staging folder only;
+	// the next run removes it and is exact.
+	killed := filepath.Join(stagingDir(dir, 2), "events", "day=2025-06-12", "part-000002-0a1b2c3d-0000-4000-8000-000000000009.parquet")
+	if err := os.MkdirAll(filepath.Dir(killed), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(killed, []byte("PAR1 truncated"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := d.mustExport(t, Config{Dir: dir, Progress: func(tr TableResult) {
+		if got := tableFiles(t, dir); len(got) != len(committed) {
+			t.Errorf("after table %s: the table folders hold %d files before the run committed, want %d", tr.Table, len(got), len(committed))
+		}
+	}})
+	moved := tableFiles(t, dir)
+	if res.Run != 2 || len(moved) != len(committed)+res.Files {
+		t.Errorf("run %d: %d files in the table folders, want run 2 with %d + %d", res.Run, len(moved), len(committed), res.Files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, stagingName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("staging folder after a committed run: %v, want removed", err)
+	}
+	d.checkExport(t, dir, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // filePrefix is the start of the names of run's files; DuckDB adds a UUID
@@ -65,10 +66,72 @@ func eachFile(dir string, fn func(path string, run int64) error) (days []string,
 	return days, nil
 }
 
-// removeUncommitted removes the files of runs after the committed run
-// (interrupted exports), the folders they leave empty, and a stale
-// temporary manifest. It returns how many files it removed.
+// stagingName is the folder under the output directory where a run writes
+// its files before it moves them into the table folders.
+const stagingName = "_evosignal_staging"
+
+// stagingDir is where run writes its files: stage/<table>/day=…/.
+func stagingDir(dir string, run int64) string {
+	return filepath.Join(dir, stagingName, fmt.Sprintf("run-%06d", run))
+}
+
+// removeStaging removes the staging folder and what an interrupted run left
+// in it.
+func removeStaging(dir string) error {
+	if err := os.RemoveAll(filepath.Join(dir, stagingName)); err != nil {
+		return fmt.Errorf("remove the staging folder: %w", err)
+	}
+	return nil
+}
+
+// moveIntoPlace moves the staged files of a run (under stage/<table>/<day>/)
+// into the table folders of dir, makes them durable, and removes the
+// staging folder.
+func moveIntoPlace(dir, stage string, staged []string) error {
+	var moved []string
+	tables := map[string]bool{}
+	for _, p := range staged {
+		rel, err := filepath.Rel(stage, p)
+		if err != nil {
+			return fmt.Errorf("move %s into place: %w", p, err)
+		}
+		dst := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("move %s into place: %w", rel, err)
+		}
+		if err := os.Rename(p, dst); err != nil {
+			return fmt.Errorf("move %s into place: %w", rel, err)
+		}
+		moved = append(moved, dst)
+		tables[filepath.Join(dir, strings.SplitN(rel, string(filepath.Separator), 2)[0])] = true
+	}
+	for tdir := range tables {
+		var files []string
+		for _, p := range moved {
+			if strings.HasPrefix(p, tdir+string(filepath.Separator)) {
+				files = append(files, p)
+			}
+		}
+		if err := syncFiles(tdir, files); err != nil {
+			return err
+		}
+	}
+	if len(moved) > 0 {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+	}
+	return removeStaging(dir)
+}
+
+// removeUncommitted removes the staging folder, the files of runs after
+// the committed run (interrupted exports), the folders they leave empty,
+// and a stale temporary manifest. It returns how many files it removed
+// from the table folders.
 func removeUncommitted(dir string, committed int64) (int, error) {
+	if err := removeStaging(dir); err != nil {
+		return 0, fmt.Errorf("remove files of interrupted exports: %w", err)
+	}
 	n, err := removeFiles(dir, func(run int64) bool { return run > committed })
 	if err != nil {
 		return n, fmt.Errorf("remove files of interrupted exports: %w", err)

@@ -59,32 +59,31 @@ func isTable(name string) bool {
 // exportTable writes the rows of t committed in (after, upto] under
 // dir/<t.Name>/day=…/part-<run>-<uuid>.parquet and returns how many rows and
 // files it wrote. Each file is synced before it returns.
-func exportTable(ctx context.Context, tx *sql.Tx, dir string, t Table, run int64, after, upto time.Time) (int64, int, error) {
-	target := filepath.Join(dir, t.Name)
-	existed := dirExists(target)
+// exportTable writes the rows of t committed in (after, upto] as the files
+// of run under stage/<table>, and returns how many rows it wrote and the
+// files.
+func exportTable(ctx context.Context, tx *sql.Tx, stage string, t Table, run int64, after, upto time.Time) (int64, []string, error) {
+	target := filepath.Join(stage, t.Name)
+	if err := os.MkdirAll(stage, 0o755); err != nil {
+		return 0, nil, fmt.Errorf("table %s: create staging folder: %w", t.Name, err)
+	}
 	res, err := tx.ExecContext(ctx, copyStatement(queries.MustRead("export/"+t.Name+".sql"), target, run),
 		sql.Named("after", nullTime(after)), sql.Named("upto", upto))
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err() // the driver reports an interrupt in its own words
 		}
-		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
+		return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
 	rows, err := res.RowsAffected()
 	if err != nil {
-		return 0, 0, fmt.Errorf("table %s: rows written: %w", t.Name, err)
+		return 0, nil, fmt.Errorf("table %s: rows written: %w", t.Name, err)
 	}
 	files, err := runFiles(target, run)
 	if err != nil {
-		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
+		return 0, nil, fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	if err := syncFiles(target, files); err != nil {
-		return 0, 0, fmt.Errorf("table %s: %w", t.Name, err)
-	}
-	if len(files) == 0 && !existed {
-		os.Remove(target) // DuckDB creates the folder even for no rows; leave none behind.
-	}
-	return rows, len(files), nil
+	return rows, files, nil
 }
 
 // copyStatement wraps the SELECT of query in a partitioned COPY to target.
@@ -110,9 +109,4 @@ func copyStatement(query, target string, run int64) string {
 // sqlString quotes s as a SQL string literal.
 func sqlString(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }

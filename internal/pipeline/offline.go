@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
+	"time"
 
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
@@ -13,8 +15,12 @@ import (
 // pipeline opens it (Config.DB, Config.Store), one job, closed again.
 
 // Rebuild derives the typed tables and the stored facts of cfg.DB again
-// from its event log.
+// from its event log. Each step is logged to cfg.Log (unless
+// cfg.Store.Progress is set).
 func Rebuild(ctx context.Context, cfg Config) error {
+	if cfg.Store.Progress == nil {
+		cfg.Store.Progress = logProgress(cfg.Log)
+	}
 	st, err := store.OpenWith(ctx, cfg.DB, cfg.Store)
 	if err != nil {
 		return err
@@ -54,4 +60,23 @@ func ReplayDeadLetters(ctx context.Context, cfg Config, dryRun bool, each func(i
 	}
 	res, err := in.ReplayDeadLetters(ctx, dryRun, each)
 	return res, errors.Join(err, st.Close())
+}
+
+// logProgress logs each step of a long store operation (a rebuild, a facts
+// refresh stored in passes) at info level; nil for no logger.
+func logProgress(log *slog.Logger) func(store.Progress) {
+	if log == nil {
+		return nil
+	}
+	return func(p store.Progress) {
+		attrs := []any{"step", p.Step, "done", p.Done, "of", p.Of,
+			"took", p.Took.Round(time.Millisecond), "elapsed", p.Elapsed.Round(time.Millisecond)}
+		if p.Rows >= 0 {
+			attrs = append(attrs, "rows", p.Rows)
+		}
+		if p.ETA > 0 {
+			attrs = append(attrs, "eta", p.ETA.Round(time.Second))
+		}
+		log.Info(p.Op+" progress", attrs...)
+	}
 }

@@ -80,6 +80,9 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 			cfg.Store.Reopened(ctx, db)
 		}
 	}
+	if so.Progress == nil {
+		so.Progress = logProgress(p.log)
+	}
 	if p.st, err = store.OpenWith(ctx, cfg.DB, so); err != nil {
 		return nil, err
 	}

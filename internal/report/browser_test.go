@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -67,8 +68,24 @@ func TestReportInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := r.Headline.Metrics[0].Summary; headline != want {
+	// The headline tells the run's story: first-try success from the
+	// first day with data to the window, then the change against the
+	// previous window.
+	if want := "First-try success 53.3% → 62.3% since 2025-06-06 (+9.0 pts, within noise), +19.0 pts vs previous 24h (within noise)"; headline != want {
 		t.Errorf("headline = %q, want %q", headline, want)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "Replan rate 46.7% → 37.7% since 2025-06-06") {
+		t.Errorf("page lacks the replan rate's story under the headline")
+	}
+	if !strings.Contains(text, "Per day since 2025-06-06;") {
+		t.Errorf("the evolution curve does not start at the first day with data (2025-06-06)")
+	}
+	if w := regexp.MustCompile(`\bnil\b`).FindString(text); w != "" {
+		t.Errorf("page says %q: jargon a reader does not know", w)
 	}
 
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartStats](chartStatsJS))

@@ -345,7 +345,7 @@ func (r *Report) effectBar(e metrics.EffectRow) template.HTML {
 		cls := "v-" + e.Verdict
 		s.f(`<line class="ci %s" x1="%.1f" x2="%.1f" y1="%g" y2="%g"/>`, cls, x(m.DifferenceCI.Lo), x(m.DifferenceCI.Hi), h/2, h/2)
 		s.f(`<rect class="dot %s" x="%.1f" y="%g" width="8" height="8"><title>%s</title></rect>`, cls, x(*m.Difference)-4, h/2-4,
-			esc(fmt.Sprintf("%s %s: %s, 95%% CI %s (%s)", e.Kind, e.ID, ptsOf(m.Difference), ptsCI(m.DifferenceCI), e.Verdict)))
+			esc(fmt.Sprintf("%s %s: %s, 95%% CI %s (%s)", e.Kind, e.ID, ptsOf(m.Difference), ptsCI(m.DifferenceCI), verdictText(e.Verdict))))
 	} else {
 		s.f(`<text class="axis" x="%g" y="%g" text-anchor="middle" dominant-baseline="middle">no comparable sessions</text>`, w/2, h/2)
 	}

@@ -92,6 +92,24 @@ func (r *Report) windowLine() string {
 		stamp(r.Window.PreviousSince), stamp(r.Window.PreviousUntil))
 }
 
+// verdictText is an effect verdict in words: the analyzer's "nil" (an
+// effect too small to matter) is "no effect"; the others read as they are.
+func verdictText(v string) string {
+	if v == metrics.EffectNil {
+		return "no effect"
+	}
+	return v
+}
+
+// curveSince is the first day the evolution curve shows: its first period
+// with a session, or the start of its range when it has none.
+func (r *Report) curveSince() string {
+	if len(r.Trend) > 0 {
+		return r.Trend[0].Period
+	}
+	return r.Settings.TrendSince.Format(time.DateOnly)
+}
+
 // filterLine is the filter in words, or "".
 func (r *Report) filterLine() string {
 	var parts []string
@@ -122,7 +140,7 @@ func reasonText(reason string) string {
 	case RetireHarmful:
 		return "effect harmful"
 	case RetireNil:
-		return "effect nil (too small to matter)"
+		return "no effect (too small to matter)"
 	}
 	return reason
 }

@@ -9,13 +9,26 @@ import (
 )
 
 // Headline is the summary at the top: the window's key rates against the
-// previous window's, and one sentence saying so.
+// start of the range the evolution curve covers and against the previous
+// window, and one sentence saying so.
 type Headline struct {
-	// Text is the sentence, e.g. "First-try success 87.0% (+5.0 pts vs
-	// previous 24h, significant)".
+	// Text is the sentence: the run's story, then the last change, e.g.
+	// "First-try success 53.0% → 89.0% since 2025-06-03 (+36.0 pts,
+	// significant), +1.7 pts vs previous 24h (within noise); replan rate …".
 	Text     string     `json:"text"`
 	Sessions Sessions   `json:"sessions"`
-	Metrics  []Compared `json:"metrics"` // first_try_success, replan, success
+	Metrics  []Compared `json:"metrics"` // first_try_success, replan, success: the window against the previous window
+	// Start is the window against the first period of the curve with an
+	// ended session; null when that period is not wholly before the window
+	// (or there is none).
+	Start *Start `json:"start"`
+}
+
+// Start compares the window with the start of the range: Metrics are the
+// same rates as Headline.Metrics, with Previous being the start period.
+type Start struct {
+	Period  string     `json:"period"` // first day of the start period (UTC), YYYY-MM-DD
+	Metrics []Compared `json:"metrics"`
 }
 
 // Sessions counts the ended and open sessions of both windows.
@@ -52,6 +65,8 @@ type Compared struct {
 	// is no evidence of either.
 	Direction *string `json:"direction"`
 	Summary   string  `json:"summary"` // e.g. "Replan rate 12.0% (−3.1 pts vs previous 24h, within noise)"
+
+	against string // what Previous is, in words: "previous 24h", "2025-06-03"
 }
 
 // Proportion is k of n sessions, with the rate and its Wilson 95% interval
@@ -63,21 +78,54 @@ type Proportion struct {
 	CI       *metrics.Interval `json:"ci"`
 }
 
-func newHeadline(cur, prev metrics.ReplansRow, length string) Headline {
+// rates are the three headline rates of a window or period.
+type rates struct {
+	sessions                              int64
+	firstTry, replanned, successes        int64
+	firstTryRate, replanRate, successRate *float64
+	firstTryCI, replanCI, successCI       *metrics.Interval
+}
+
+func ratesOfReplans(r metrics.ReplansRow) rates {
+	return rates{r.Sessions, r.FirstTrySuccesses, r.Replanned, r.Successes,
+		r.FirstTrySuccessRate, r.ReplanRate, r.SuccessRate,
+		r.FirstTrySuccessRateCI, r.ReplanRateCI, r.SuccessRateCI}
+}
+
+func ratesOfTrend(t metrics.TrendRow) rates {
+	return rates{t.Sessions, t.FirstTrySuccesses, t.Replanned, t.Successes,
+		t.FirstTrySuccessRate, t.ReplanRate, t.SuccessRate,
+		t.FirstTrySuccessRateCI, t.ReplanRateCI, t.SuccessRateCI}
+}
+
+// compareRates compares the headline rates of cur with those of prev,
+// described as against ("previous 24h", "2025-06-03"); length is the
+// window's.
+func compareRates(cur, prev rates, length, against string) []Compared {
+	return []Compared{
+		compare("first_try_success", "First-try success", true, length, against,
+			Proportion{cur.firstTry, cur.sessions, cur.firstTryRate, cur.firstTryCI},
+			Proportion{prev.firstTry, prev.sessions, prev.firstTryRate, prev.firstTryCI}),
+		compare("replan", "Replan rate", false, length, against,
+			Proportion{cur.replanned, cur.sessions, cur.replanRate, cur.replanCI},
+			Proportion{prev.replanned, prev.sessions, prev.replanRate, prev.replanCI}),
+		compare("success", "Success", true, length, against,
+			Proportion{cur.successes, cur.sessions, cur.successRate, cur.successCI},
+			Proportion{prev.successes, prev.sessions, prev.successRate, prev.successCI}),
+	}
+}
+
+// newHeadline compares the window (cur) with the previous window (prev)
+// and with start, the first period of the curve with an ended session, if
+// it lies wholly before the window.
+func newHeadline(cur, prev metrics.ReplansRow, length string, start *metrics.TrendRow) Headline {
 	h := Headline{Sessions: Sessions{
 		Current: cur.Sessions, Previous: prev.Sessions,
 		OpenCurrent: cur.OpenSessions, OpenPrevious: prev.OpenSessions,
 	}}
-	h.Metrics = []Compared{
-		compare("first_try_success", "First-try success", true, length,
-			Proportion{cur.FirstTrySuccesses, cur.Sessions, cur.FirstTrySuccessRate, cur.FirstTrySuccessRateCI},
-			Proportion{prev.FirstTrySuccesses, prev.Sessions, prev.FirstTrySuccessRate, prev.FirstTrySuccessRateCI}),
-		compare("replan", "Replan rate", false, length,
-			Proportion{cur.Replanned, cur.Sessions, cur.ReplanRate, cur.ReplanRateCI},
-			Proportion{prev.Replanned, prev.Sessions, prev.ReplanRate, prev.ReplanRateCI}),
-		compare("success", "Success", true, length,
-			Proportion{cur.Successes, cur.Sessions, cur.SuccessRate, cur.SuccessRateCI},
-			Proportion{prev.Successes, prev.Sessions, prev.SuccessRate, prev.SuccessRateCI}),
+	h.Metrics = compareRates(ratesOfReplans(cur), ratesOfReplans(prev), length, "previous "+length)
+	if start != nil {
+		h.Start = &Start{Period: start.Period, Metrics: compareRates(ratesOfReplans(cur), ratesOfTrend(*start), length, start.Period)}
 	}
 	switch {
 	case cur.Sessions == 0:
@@ -86,15 +134,33 @@ func newHeadline(cur, prev metrics.ReplansRow, length string) Headline {
 			h.Text += fmt.Sprintf(" (%d still open)", cur.OpenSessions)
 		}
 	default:
-		h.Text = h.Metrics[0].Summary + "; " + lowerFirst(h.Metrics[1].Summary)
+		h.Text = h.Story(0) + "; " + lowerFirst(h.Story(1))
 	}
 	return h
 }
 
+// Story tells the i-th headline rate: from the start of the range to the
+// window, then the change against the previous window, e.g. "First-try
+// success 53.0% → 89.0% since 2025-06-03 (+36.0 pts, significant), +1.7
+// pts vs previous 24h (within noise)". Without a start it is the rate's
+// Summary.
+func (h Headline) Story(i int) string {
+	m := h.Metrics[i]
+	if h.Start == nil || m.Current.Rate == nil || h.Start.Metrics[i].Change == nil {
+		return m.Summary
+	}
+	s := h.Start.Metrics[i]
+	story := fmt.Sprintf("%s %s → %s since %s (%s, %s)", m.Label, pct(s.Previous.Rate), pct(m.Current.Rate), h.Start.Period, pts(*s.Change), s.Assessment)
+	if m.Change == nil {
+		return story
+	}
+	return fmt.Sprintf("%s, %s vs %s (%s)", story, pts(*m.Change), m.against, m.Assessment)
+}
+
 // compare sets two proportions side by side. The interval of the difference
 // is Newcombe's (metrics.NewcombeDiff) on the analyzer's counts.
-func compare(metric, label string, higherIsBetter bool, length string, cur, prev Proportion) Compared {
-	c := Compared{Metric: metric, Label: label, HigherIsBetter: higherIsBetter, Current: cur, Previous: prev, Assessment: NoData}
+func compare(metric, label string, higherIsBetter bool, length, against string, cur, prev Proportion) Compared {
+	c := Compared{Metric: metric, Label: label, HigherIsBetter: higherIsBetter, Current: cur, Previous: prev, Assessment: NoData, against: against}
 	if cur.Rate != nil && prev.Rate != nil {
 		d := *cur.Rate - *prev.Rate
 		c.Change = &d
@@ -117,9 +183,9 @@ func compare(metric, label string, higherIsBetter bool, length string, cur, prev
 	case cur.Rate == nil:
 		c.Summary = fmt.Sprintf("%s: no ended session in the last %s", label, length)
 	case prev.Rate == nil:
-		c.Summary = fmt.Sprintf("%s %s (no ended session in the previous %s)", label, pct(cur.Rate), length)
+		c.Summary = fmt.Sprintf("%s %s (no ended session in the %s)", label, pct(cur.Rate), against)
 	default:
-		c.Summary = fmt.Sprintf("%s %s (%s vs previous %s, %s)", label, pct(cur.Rate), pts(*c.Change), length, c.Assessment)
+		c.Summary = fmt.Sprintf("%s %s (%s vs %s, %s)", label, pct(cur.Rate), pts(*c.Change), against, c.Assessment)
 	}
 	return c
 }

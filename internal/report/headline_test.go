@@ -41,7 +41,7 @@ func TestReportCompare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := compare("first_try_success", "First-try success", tt.higherIsBetter, "24h", tt.cur, tt.prev)
+			c := compare("first_try_success", "First-try success", tt.higherIsBetter, "24h", "previous 24h", tt.cur, tt.prev)
 			if c.Assessment != tt.assessment {
 				t.Errorf("assessment = %q, want %q (change %v, CI %+v)", c.Assessment, tt.assessment, c.Change, c.ChangeCI)
 			}
@@ -73,19 +73,31 @@ func TestReportHeadlineText(t *testing.T) {
 		r.SuccessRate, r.SuccessRateCI = r.FirstTrySuccessRate, r.FirstTrySuccessRateCI
 		return r
 	}
+	// start is the first period of the curve: 53% first-try success.
+	start := metrics.TrendRow{Period: "2025-06-01", Sessions: 100, FirstTrySuccesses: 53, Replanned: 40, Successes: 53}
+	start.FirstTrySuccessRate, start.FirstTrySuccessRateCI = metrics.Rate(53, 100), metrics.Wilson(53, 100, metrics.Z95)
+	start.ReplanRate, start.ReplanRateCI = metrics.Rate(40, 100), metrics.Wilson(40, 100, metrics.Z95)
+	start.SuccessRate, start.SuccessRateCI = start.FirstTrySuccessRate, start.FirstTrySuccessRateCI
 	tests := []struct {
 		name      string
 		cur, prev metrics.ReplansRow
+		start     *metrics.TrendRow
 		want      string
 	}{
-		{"both windows", row(1000, 0, 870, 100), row(1000, 0, 820, 150),
+		{"both windows", row(1000, 0, 870, 100), row(1000, 0, 820, 150), nil,
 			"First-try success 87.0% (+5.0 pts vs previous 7d, significant); replan rate 10.0% (−5.0 pts vs previous 7d, significant)"},
-		{"nothing ended", row(0, 3, 0, 0), row(10, 0, 5, 5), "No session ended in the last 7d (3 still open)"},
-		{"nothing at all", row(0, 0, 0, 0), row(0, 0, 0, 0), "No session ended in the last 7d"},
+		{"the run's story", row(1000, 0, 890, 100), row(1000, 0, 873, 110), &start,
+			"First-try success 53.0% → 89.0% since 2025-06-01 (+36.0 pts, significant), +1.7 pts vs previous 7d (within noise); " +
+				"replan rate 40.0% → 10.0% since 2025-06-01 (−30.0 pts, significant), −1.0 pts vs previous 7d (within noise)"},
+		{"no previous window", row(1000, 0, 890, 100), row(0, 0, 0, 0), &start,
+			"First-try success 53.0% → 89.0% since 2025-06-01 (+36.0 pts, significant); " +
+				"replan rate 40.0% → 10.0% since 2025-06-01 (−30.0 pts, significant)"},
+		{"nothing ended", row(0, 3, 0, 0), row(10, 0, 5, 5), &start, "No session ended in the last 7d (3 still open)"},
+		{"nothing at all", row(0, 0, 0, 0), row(0, 0, 0, 0), nil, "No session ended in the last 7d"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := newHeadline(tt.cur, tt.prev, "7d").Text; got != tt.want {
+			if got := newHeadline(tt.cur, tt.prev, "7d", tt.start).Text; got != tt.want {
 				t.Errorf("headline = %q, want %q", got, tt.want)
 			}
 		})

@@ -35,6 +35,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"retireWhy":  retireWhy,
 	"hintBar":    hintBar,
 	"effect":     effectOf,
+	"verdict":    verdictText,
 	"verdictClass": func(v string) string {
 		switch v {
 		case metrics.EffectHelpful:
@@ -69,13 +70,14 @@ func (v view) Title() string {
 	return fmt.Sprintf("evosignal report · %s to %s", v.Window.Length, stamp(v.Window.Until))
 }
 
-// Lead is the main headline: the first-try success against the previous
-// window, or why there is none.
+// Lead is the main headline: the first-try success since the start of
+// the range and against the previous window (Headline.Story), or why there
+// is none.
 func (v view) Lead() string {
 	if v.Headline.Sessions.Current == 0 {
 		return v.Headline.Text
 	}
-	return v.Headline.Metrics[0].Summary
+	return v.Headline.Story(0)
 }
 
 // SubLead is the headline's second line.
@@ -83,10 +85,11 @@ func (v view) SubLead() string {
 	if v.Headline.Sessions.Current == 0 || len(v.Headline.Metrics) < 2 {
 		return ""
 	}
-	return v.Headline.Metrics[1].Summary
+	return v.Headline.Story(1)
 }
 
 func (v view) WindowLine() string { return v.windowLine() }
+func (v view) CurveSince() string { return v.curveSince() }
 func (v view) FilterLine() string { return v.filterLine() }
 func (v view) Glance() []string   { return v.glance() }
 func (v view) RulesFrom() string  { return v.rulesFrom() }

@@ -48,7 +48,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	p("\n")
 
 	p("## Evolution curve\n\n")
-	p("Per %s since %s (the last period may be partial).\n\n", r.Settings.Every, r.Settings.TrendSince.Format("2006-01-02"))
+	p("Per %s since %s (the last period may be partial).\n\n", r.Settings.Every, r.curveSince())
 	if len(r.Trend) == 0 {
 		p("No session started in these periods.\n\n")
 	} else {
@@ -111,7 +111,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	}
 
 	p("## Rule effects\n\n")
-	p("Sessions started since %s that applied each rule set or rule against comparable sessions that did not; verdict on %s (nil: both arms ≥ %d sessions and the interval inside ±%.1f pts).\n\n",
+	p("Sessions started since %s that applied each rule set or rule against comparable sessions that did not; verdict on %s (no effect: both arms ≥ %d sessions and the interval inside ±%.1f pts, too small to matter).\n\n",
 		stamp(r.Settings.EffectSince), r.Settings.Metric, r.Settings.MinSessions, 100*r.Settings.NilMargin)
 	if len(r.Effects) == 0 {
 		p("No ended session applied a rule set or a rule.\n\n")
@@ -120,7 +120,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		for _, e := range r.Effects {
 			m := effectOf(e, r.Settings.Metric)
 			row(e.Kind, e.ID, fmt.Sprint(e.TreatedSessions), fmt.Sprint(e.ControlSessions), pct(m.TreatedRate), pct(m.ControlRate),
-				ptsOf(m.Difference), ptsCI(m.DifferenceCI), e.Verdict)
+				ptsOf(m.Difference), ptsCI(m.DifferenceCI), verdictText(e.Verdict))
 		}
 		p("\n")
 	}

@@ -222,12 +222,11 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 	if err != nil {
 		return nil, fmt.Errorf("replans of the previous window: %w", err)
 	}
-	r.Headline = newHeadline(now.Rows[0], before.Rows[0], r.Window.Length)
 	r.Inferred = newInferred(now.Rows[0], before.Rows[0])
-
 	if r.Trend, err = metrics.Trend(ctx, src, cfg.filter(r.Settings.TrendSince, cfg.Until), cfg.Every); err != nil {
 		return nil, fmt.Errorf("trend: %w", err)
 	}
+	r.Headline = newHeadline(now.Rows[0], before.Rows[0], r.Window.Length, rangeStart(r.Trend, cfg.Every, cfg.Since))
 	if r.WorstHints, err = worstHints(ctx, src, cfg, cur); err != nil {
 		return nil, err
 	}
@@ -252,6 +251,30 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		return nil, err
 	}
 	return r, nil
+}
+
+// rangeStart is the first period of the curve with an ended session, if it
+// ends at or before since (so that it does not overlap the window); nil
+// otherwise.
+func rangeStart(trend []metrics.TrendRow, every string, since time.Time) *metrics.TrendRow {
+	for i, t := range trend {
+		if t.Sessions == 0 {
+			continue
+		}
+		start, err := time.Parse(time.DateOnly, t.Period)
+		if err != nil {
+			return nil
+		}
+		end := start.AddDate(0, 0, 1)
+		if every == metrics.EveryWeek {
+			end = start.AddDate(0, 0, 7)
+		}
+		if end.After(since) {
+			return nil
+		}
+		return &trend[i]
+	}
+	return nil
 }
 
 // filter is the analyzers' filter for sessions started in [since, until).

@@ -65,8 +65,15 @@ func TestReportSections(t *testing.T) {
 	if len(h.Metrics) != 3 || h.Metrics[0].Metric != "first_try_success" || h.Metrics[1].Metric != "replan" {
 		t.Fatalf("headline metrics = %+v", h.Metrics)
 	}
-	if !strings.HasPrefix(h.Text, "First-try success 62.3% (+19.0 pts vs previous 24h, within noise)") {
-		t.Errorf("headline = %q", h.Text)
+	// The story of the range (the fixture's first day with data is
+	// 2025-06-06, though the curve's range starts on 06-03), then the
+	// change against the previous window.
+	if want := "First-try success 53.3% → 62.3% since 2025-06-06 (+9.0 pts, within noise), +19.0 pts vs previous 24h (within noise); " +
+		"replan rate 46.7% → 37.7% since 2025-06-06 (−9.0 pts, within noise), −19.0 pts vs previous 24h (within noise)"; h.Text != want {
+		t.Errorf("headline = %q, want %q", h.Text, want)
+	}
+	if h.Start == nil || h.Start.Period != "2025-06-06" || h.Start.Metrics[0].Previous.Sessions != 30 {
+		t.Errorf("headline start = %+v, want the period 2025-06-06 with its 30 ended sessions", h.Start)
 	}
 	if got := len(r.Trend); got != 4 {
 		t.Errorf("%d trend periods, want 4 (2025-06-06 … 06-09)", got)
@@ -151,10 +158,14 @@ func TestReportMarkdown(t *testing.T) {
 		"| prefer:search:search_web |",
 		"| avoid:search:grep | avoid | no longer holds |",
 		"| schema_violation | 2 |",
+		"Per day since 2025-06-06 (the last period may be partial).", // the first day with data, not the range's 06-03
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q", want)
 		}
+	}
+	if w := regexp.MustCompile(`\bnil\b`).FindString(md); w != "" {
+		t.Errorf("Markdown says %q: jargon a reader does not know", w)
 	}
 	// A table's rows have as many cells as its header.
 	lines := strings.Split(md, "\n")

@@ -36,7 +36,11 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 	if n == 0 {
 		return FactsRefresh{}, nil
 	}
-	if err := inTx(ctx, s.w, func() error { return s.refreshPending(ctx, s.w, n) }); err != nil {
+	var pr *progress
+	if n > factsPass {
+		pr = s.newProgress("facts", 0)
+	}
+	if err := inTx(ctx, s.w, func() error { return s.refreshPending(ctx, s.w, n, pr) }); err != nil {
 		if invalidated(err) {
 			s.broken = fmt.Errorf("database invalidated: %w", err)
 		}
@@ -52,18 +56,21 @@ func (s *Store) RefreshFacts(ctx context.Context) (FactsRefresh, error) {
 var factsPass = 50_000 // a variable for tests
 
 // refreshPending stores the facts of the n pending sessions, inside the
-// caller's transaction on c, and classifies them.
-func (s *Store) refreshPending(ctx context.Context, c *sql.Conn, n int) error {
-	if err := refreshPasses(ctx, c, n); err != nil {
+// caller's transaction on c, and classifies them; pr (nil: none) hears of
+// each pass.
+func (s *Store) refreshPending(ctx context.Context, c *sql.Conn, n int, pr *progress) error {
+	if err := refreshPasses(ctx, c, n, pr); err != nil {
 		return err
 	}
 	return s.classify(ctx, c)
 }
 
-func refreshPasses(ctx context.Context, c *sql.Conn, n int) error {
+func refreshPasses(ctx context.Context, c *sql.Conn, n int, pr *progress) error {
 	refresh := queries.MustRead("ingest/refresh_facts.sql")
+	pr.addSteps((n + factsPass - 1) / factsPass)
 	if n <= factsPass {
 		_, err := c.ExecContext(ctx, refresh)
+		pr.pass()
 		return err
 	}
 	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/facts_backlog.sql")); err != nil {
@@ -76,6 +83,7 @@ func refreshPasses(ctx context.Context, c *sql.Conn, n int) error {
 		if _, err := c.ExecContext(ctx, refresh); err != nil {
 			return fmt.Errorf("backlog pass from %d: %w", lo, err)
 		}
+		pr.pass()
 	}
 	_, err := c.ExecContext(ctx, "DROP TABLE facts_backlog")
 	return err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,33 @@ func TestStoredFactsFollowOutOfOrderArrival(t *testing.T) {
 	for view, want := range rebuilt {
 		if got := digest(t, s, view+"_stored"); got != want {
 			t.Errorf("%s stored in passes of %d sessions: %s; in one pass: %s", view, factsPass, got, want)
+		}
+	}
+
+	// A rebuild reports each derived table with its rows, then each facts
+	// pass, the passes with the time left.
+	var steps []Progress
+	s.progressFn = func(p Progress) { steps = append(steps, p) }
+	if err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.progressFn = nil
+	passes := (60 + factsPass - 1) / factsPass
+	if len(steps) != len(s.derive)+passes {
+		t.Fatalf("rebuild reported %d steps, want %d derived tables and %d facts passes: %+v", len(steps), len(s.derive), passes, steps)
+	}
+	for i, p := range steps {
+		last := i == len(steps)-1
+		switch {
+		case p.Op != "rebuild" || p.Done != i+1:
+			t.Errorf("step %d = %+v, want op rebuild, done %d", i, p, i+1)
+		case i < len(s.derive) && (!strings.HasPrefix(p.Step, "derive ") || p.Rows < 0):
+			t.Errorf("step %d = %+v, want a derived table and its rows", i, p)
+		case i >= len(s.derive) && (p.Step != "facts pass" || p.Of != len(steps) || (p.ETA == 0) != last):
+			t.Errorf("step %d = %+v, want a facts pass of %d steps with a time left unless the last", i, p, len(steps))
+		}
+		if p.Step == "derive tool_calls" && p.Rows != int64(count(t, s, "SELECT count(*) FROM tool_calls")) {
+			t.Errorf("derive tool_calls reported %d rows, the table has %d", p.Rows, count(t, s, "SELECT count(*) FROM tool_calls"))
 		}
 	}
 	for view, want := range rebuilt {

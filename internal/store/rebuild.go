@@ -28,19 +28,26 @@ func (s *Store) Rebuild(ctx context.Context) error {
 	if _, err := c.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	pr := s.newProgress("rebuild", len(s.derive))
 	for _, d := range s.derive {
 		table := strings.TrimSuffix(path.Base(d.File), ".sql")
 		if _, err := c.ExecContext(ctx, "DELETE FROM "+table); err != nil {
 			c.ExecContext(ctx, "ROLLBACK")
 			return fmt.Errorf("rebuild: empty %s: %w", table, err)
 		}
-		if _, err := c.ExecContext(ctx, d.SQL); err != nil {
+		res, err := c.ExecContext(ctx, d.SQL)
+		if err != nil {
 			c.ExecContext(ctx, "ROLLBACK")
 			return fmt.Errorf("rebuild: %s: %w", d.File, err)
 		}
+		rows, err := res.RowsAffected()
+		if err != nil {
+			rows = -1
+		}
+		pr.step("derive "+table, rows)
 	}
 	// Every session is pending now: store all their facts anew.
-	if err := s.rebuildFacts(ctx, c); err != nil {
+	if err := s.rebuildFacts(ctx, c, pr); err != nil {
 		c.ExecContext(ctx, "ROLLBACK")
 		return fmt.Errorf("rebuild: store facts: %w", err)
 	}
@@ -50,7 +57,7 @@ func (s *Store) Rebuild(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) rebuildFacts(ctx context.Context, c *sql.Conn) error {
+func (s *Store) rebuildFacts(ctx context.Context, c *sql.Conn, pr *progress) error {
 	for _, t := range []string{"session_facts_stored", "task_facts_stored"} {
 		if _, err := c.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 			return err
@@ -60,5 +67,5 @@ func (s *Store) rebuildFacts(ctx context.Context, c *sql.Conn) error {
 	if err := c.QueryRowContext(ctx, "SELECT count(*) FROM facts_pending").Scan(&n); err != nil {
 		return err
 	}
-	return s.refreshPending(ctx, c, n)
+	return s.refreshPending(ctx, c, n, pr)
 }

@@ -50,6 +50,8 @@ type Store struct {
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
 	steps  func(step string, took time.Duration)
+	// progressFn is Options.Progress.
+	progressFn func(Progress)
 	// broken is set when a failed batch could not be cleaned up or DuckDB
 	// invalidated the database (after a FATAL or INTERNAL error): the next
 	// write opens the database again first.
@@ -86,6 +88,11 @@ type Options struct {
 	// not reported). A diagnostic (bench write-steps: where a commit's time
 	// goes); nil times nothing.
 	StepTimer func(step string, took time.Duration)
+	// Progress, when set, is called after each step of a long operation
+	// (Rebuild: each derived table, then each pass of the facts; a facts
+	// refresh stored in passes: each pass), on the calling goroutine. For a
+	// person watching; nil reports nothing.
+	Progress func(Progress)
 	// MemoryLimit is DuckDB's memory_limit for the whole database: the
 	// writer, the facts refresh and every query through DB() (the query
 	// service's included) share it. A query that needs more fails with an
@@ -189,6 +196,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	s.tax = opts.Taxonomy
 	s.steps = opts.StepTimer
+	s.progressFn = opts.Progress
 	if err := s.useTaxonomy(ctx); err != nil {
 		return err
 	}

@@ -1,0 +1,123 @@
+// Package examples_test runs the agents in other languages under examples/:
+// the JavaScript agent publishes to a real running ingester, the Python
+// one's output is checked against the contract. node, npm's packages
+// (npm ci in examples/js) and python3 are installed by scripts/setup; a
+// test fails, rather than skips, when they are missing.
+package examples_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/pipeline"
+)
+
+// sessionEvents is how many events each example's session has.
+const sessionEvents = 15
+
+func lookPath(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		tb.Fatalf("%s is not installed (scripts/setup installs it): %v", name, err)
+	}
+	return p
+}
+
+// The JavaScript agent publishes one session with nats.js to the embedded
+// server on a loopback TCP port; the ingester stores all of it and
+// dead-letters nothing.
+func TestJavaScriptAgent(t *testing.T) {
+	node := lookPath(t, "node")
+	if _, err := os.Stat(filepath.Join("js", "node_modules", "@nats-io", "jetstream")); err != nil {
+		t.Fatalf("examples/js has no node_modules (scripts/setup runs npm ci there): %v", err)
+	}
+	dir := t.TempDir()
+	cfg := pipeline.DefaultConfig()
+	cfg.DB = filepath.Join(dir, "evo.duckdb")
+	cfg.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: filepath.Join(dir, "jetstream")} // a free loopback TCP port
+	cfg.Ingest.FlushInterval = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p, err := pipeline.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	const session = "js-example-session"
+	cmd := exec.CommandContext(ctx, node, "agent.mjs", session)
+	cmd.Dir = "js"
+	cmd.Env = append(os.Environ(), "NATS_URL="+p.ClientURL())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node agent.mjs: %v\n%s", err, out)
+	}
+	t.Logf("node agent.mjs: %s", bytes.TrimSpace(out))
+	if _, err := p.WaitIngested(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	db := p.Store().DB()
+	var stored, sessions int
+	var outcome string
+	var dead int
+	var reasons string
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE session = ?", session).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(string_agg(reason_code || ': ' || reason, '; '), '') FROM dead_letters").Scan(&dead, &reasons); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(any_value(outcome), '') FROM sessions WHERE session = ?", session).Scan(&sessions, &outcome); err != nil {
+		t.Fatal(err)
+	}
+	if stored != sessionEvents || dead != 0 || sessions != 1 || outcome != "success" {
+		t.Fatalf("after the JavaScript agent: %d events of %s, %d dead letters (%s), %d sessions with outcome %q; want %d, 0, 1, \"success\"",
+			stored, session, dead, reasons, sessions, outcome, sessionEvents)
+	}
+	var replans int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM replans WHERE session = ? AND valid", session).Scan(&replans); err != nil {
+		t.Fatal(err)
+	}
+	if replans != 1 {
+		t.Fatalf("valid replans of %s = %d, want 1", session, replans)
+	}
+}
+
+// The Python example writes a session every line of which the contract
+// accepts.
+func TestPythonExample(t *testing.T) {
+	python := lookPath(t, "python3")
+	out, err := exec.CommandContext(t.Context(), python, filepath.Join("python", "agent.py"), "py-example-session").Output()
+	if err != nil {
+		t.Fatalf("python3 agent.py: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		e, err := events.Decode(sc.Bytes())
+		if err != nil {
+			t.Fatalf("line %d: %v\n%s", n, err, sc.Bytes())
+		}
+		if e.Seq != int64(n) || e.Subject != "py-example-session" {
+			t.Fatalf("line %d: seq %d of session %q, want %d of py-example-session", n, e.Seq, e.Subject, n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != sessionEvents {
+		t.Fatalf("python3 agent.py wrote %d events, want %d", n, sessionEvents)
+	}
+}
