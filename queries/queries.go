@@ -95,7 +95,7 @@ var viewOrder = []string{
 	"task_facts",            // task_facts_stored + task_facts_pending
 	"planned_sessions",      // reads plans and replans
 	"inferred_redecisions",  // reads tool_calls and planned_sessions
-	"session_signals",       // reads session_facts, planned_sessions, inferred_redecisions
+	"session_signals",       // reads session_facts
 }
 
 // Views returns the view definitions of views/ in the order they are to be

@@ -196,6 +196,44 @@ func TestInferredRedecisionsViewIsTheRule(t *testing.T) {
 	if n != len(order) {
 		t.Fatalf("session_signals has %d sessions, want %d", n, len(order))
 	}
+
+	// The stored facts: after a refresh and after a rebuild, each session's
+	// stored count is its rows in the view (NULL with a plan).
+	checkStored := func(when string) {
+		t.Helper()
+		var pending, stored, wrong int
+		err := s.DB().QueryRowContext(ctx, `
+			WITH v AS (SELECT session, count(*) AS n FROM inferred_redecisions GROUP BY session)
+			SELECT (SELECT count(*) FROM facts_pending), count(*),
+			       count(*) FILTER (WHERE f.has_plan IS DISTINCT FROM (p.session IS NOT NULL)
+			           OR f.inferred_redecisions IS DISTINCT FROM
+			              CASE WHEN p.session IS NULL THEN coalesce(v.n, 0) END)
+			FROM session_facts_stored f
+			LEFT JOIN (SELECT DISTINCT session FROM planned_sessions) p USING (session)
+			LEFT JOIN v USING (session)`).Scan(&pending, &stored, &wrong)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if pending != 0 || stored != len(order) || wrong != 0 {
+			t.Errorf("%s: %d pending, %d stored sessions (want 0, %d), %d with has_plan or inferred_redecisions other than the views'",
+				when, pending, stored, len(order), wrong)
+		}
+		var total int64
+		if err := s.DB().QueryRowContext(ctx, `SELECT sum(inferred_redecisions) FROM session_facts_stored`).Scan(&total); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if total != int64(len(want)) {
+			t.Errorf("%s: stored inferred_redecisions sum to %d, want %d", when, total, len(want))
+		}
+	}
+	if _, err := s.RefreshFacts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkStored("after a refresh")
+	if err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkStored("after a rebuild")
 }
 
 func diffRows(got, want []redecisionRow) string {

@@ -18,29 +18,18 @@
 --                      replans, which counts attempts) differs from its
 --                      agent.plan.updated events: a data-quality signal
 --   has_plan           it has a plan (planned_sessions.sql): its replans are
---                      counted
+--                      counted (session_facts.has_plan)
 --   inferred_redecisions
 --                      plan-less sessions only (NULL when has_plan): the
---                      re-decisions inferred from its tool calls
---                      (inferred_redecisions.sql). An estimate, never part
---                      of replanned or valid_replans
+--                      re-decisions inferred from its tool calls, its rows
+--                      in inferred_redecisions.sql (session_facts, stored
+--                      like the other facts). An estimate, never part of
+--                      replanned or valid_replans
 --
 -- The booleans are true or false, never NULL: a session that has not ended
 -- has not succeeded. ended and over_cap keep the names and values of
 -- session_facts.
 CREATE OR REPLACE VIEW session_signals AS
-WITH inferred AS (
-    SELECT session, count(*) AS n FROM inferred_redecisions GROUP BY session
-), planned AS (
-    SELECT DISTINCT session FROM planned_sessions
-), f AS (
-    SELECT f.*,
-           p.session IS NOT NULL                               AS has_plan,
-           CASE WHEN p.session IS NULL THEN coalesce(i.n, 0) END AS inferred_redecisions
-    FROM session_facts f
-    LEFT JOIN planned p ON p.session = f.session
-    LEFT JOIN inferred i ON i.session = f.session
-)
 SELECT *
        REPLACE (coalesce(ended, false)    AS ended,
                 coalesce(over_cap, false) AS over_cap),
@@ -49,4 +38,4 @@ SELECT *
        coalesce(valid_replans > 0, false)                             AS replanned,
        coalesce(ended, false)
            AND reported_replans IS DISTINCT FROM replan_attempts      AS reported_replans_mismatch
-FROM f;
+FROM session_facts;
