@@ -69,13 +69,7 @@ type Counts struct {
 }
 
 // RecordError is a record skipped as malformed.
-type RecordError struct {
-	Record int
-	Err    error
-}
-
-func (e *RecordError) Error() string { return fmt.Sprintf("record %d: %v", e.Record, e.Err) }
-func (e *RecordError) Unwrap() error { return e.Err }
+type RecordError = tally.RecordError
 
 // hook is one hook call's input, as Claude Code passes it; Time is the
 // envelope's, when the hook command added one.
@@ -139,7 +133,7 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 		return nil, err
 	}
 	t := &Translator{cfg: cfg, now: now, reg: reg, files: files, sessions: map[string]*session{}, ended: map[string]bool{}}
-	t.sink = counter{next: sink, n: &t.n.Events}
+	t.sink = tally.CountingSink{Next: sink, N: &t.n.Events}
 	return t, nil
 }
 
@@ -156,31 +150,7 @@ func (t *Translator) Stats() Counts {
 // not), until r ends or ctx is done. A malformed record goes to onErr and
 // is skipped; a record that is not JSON at all ends the input.
 func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*RecordError)) error {
-	dec := json.NewDecoder(r)
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			t.n.Malformed++
-			return &RecordError{Record: n, Err: err}
-		}
-		err = t.Record(ctx, raw)
-		var re *RecordError
-		if errors.As(err, &re) {
-			re.Record = n
-			onErr(re)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return tally.ReadRecords(ctx, r, t.Record, onErr, func() { t.n.Malformed++ })
 }
 
 // Record translates one record: a hook's input, or the envelope the
@@ -222,17 +192,6 @@ func parse(raw []byte) (*hook, error) {
 		h.ToolInput = nil
 	}
 	return h, nil
-}
-
-// counter counts the events that reach the sink.
-type counter struct {
-	next agent.Sink
-	n    *int64
-}
-
-func (c counter) Send(ctx context.Context, e *events.Event) error {
-	*c.n++
-	return c.next.Send(ctx, e)
 }
 
 func (t *Translator) hook(ctx context.Context, h *hook) error {
