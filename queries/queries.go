@@ -135,6 +135,8 @@ type Named struct {
 	SQL  string
 }
 
+// dir returns the statements of directory d, in file-name order, each with
+// its includes expanded (see Expand).
 func dir(d string) ([]Named, error) {
 	names, err := fs.Glob(FS, d+"/*.sql")
 	if err != nil {
@@ -143,11 +145,11 @@ func dir(d string) ([]Named, error) {
 	sort.Strings(names)
 	out := make([]Named, 0, len(names))
 	for _, n := range names {
-		b, err := FS.ReadFile(n)
+		sql, err := Expand(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Named{File: n, SQL: string(b)})
+		out = append(out, Named{File: n, SQL: sql})
 	}
 	return out, nil
 }

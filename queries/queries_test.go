@@ -105,7 +105,7 @@ func TestIncludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/classify_case.sql": true}
+	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/classify_case.sql": true, "include/inferred_rule.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}

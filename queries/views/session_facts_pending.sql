@@ -39,40 +39,21 @@ WITH scope AS (
     SELECT session FROM plans WHERE session IN (SELECT session FROM scope)
     UNION
     SELECT session FROM replans WHERE session IN (SELECT session FROM scope)
-), rule AS (
-    -- From here to inferred: inferred_redecisions.sql (see the rule there),
-    -- for the pending sessions without a plan; only the count per session
-    -- is kept. Keep the two the same: a test in internal/store checks that
-    -- the stored count is that view's per session.
-    SELECT 1 AS min_failures, 3 AS cap
 ), calls AS (
-    SELECT c.session, c.tool, c.ok,
+    -- include/inferred_rule.sql (the rule of inferred_redecisions.sql), for
+    -- the pending sessions without a plan; only the count per session is
+    -- kept (a test in internal/store checks it is that view's per session).
+    SELECT c.session, c.source, c.event_id, c.seq, c.time, c.tool, c.ok,
+           coalesce(c.error_kind, '')   AS error_kind,
            row_number() OVER w - 1      AS position,
            lag(c.tool) OVER w           AS prev_tool,
            lag(c.ok) OVER w             AS prev_ok
     FROM tool_calls c ANTI JOIN planned p USING (session)
     WHERE NOT c.control AND c.session IN (SELECT session FROM scope)
     WINDOW w AS (PARTITION BY c.session ORDER BY c.seq, c.event_id)
-), runs AS (
-    SELECT *,
-           sum(CASE WHEN ok OR prev_ok IS NULL OR prev_ok OR prev_tool <> tool THEN 1 ELSE 0 END)
-               OVER (PARTITION BY session ORDER BY position ROWS UNBOUNDED PRECEDING) AS run
-    FROM calls
-), streaks AS (
-    SELECT *,
-           CASE WHEN NOT ok THEN row_number() OVER r ELSE 0 END AS streak
-    FROM runs
-    WINDOW r AS (PARTITION BY session, run ORDER BY position ROWS UNBOUNDED PRECEDING)
-), candidates AS (
-    SELECT *, lag(streak) OVER w AS failures
-    FROM streaks
-    WINDOW w AS (PARTITION BY session ORDER BY position)
-), found AS (
-    SELECT c.session
-    FROM candidates c, rule
-    WHERE c.failures >= rule.min_failures AND c.tool <> c.prev_tool
-    QUALIFY row_number() OVER (PARTITION BY c.session ORDER BY c.position) <= rule.cap
-), inferred AS (
+),
+-- @include include/inferred_rule.sql
+, inferred AS (
     SELECT session, count(*) AS n FROM found GROUP BY session
 )
 SELECT
