@@ -87,7 +87,11 @@ func (t *Translator) newCall(tc toolCall) *call {
 		}
 	case "complete_task":
 		c.control = true
-		if id, ok, _ := tc.args.id("task_id"); ok && id != cur && tr.inPlan(id) {
+		if tr.source == sourceFile {
+			// SkillLite's list has no task to complete: it refuses the
+			// call; the plan file's tasks are not its.
+			target, targetHint = 0, nil
+		} else if id, ok, _ := tc.args.id("task_id"); ok && id != cur && tr.inPlan(id) {
 			target, targetHint = id, nil
 			for _, task := range tr.track.Plan() {
 				if task.ID == id && task.Hint != "" {

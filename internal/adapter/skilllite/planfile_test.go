@@ -155,3 +155,38 @@ func TestPlanFileTakeover(t *testing.T) {
 		t.Errorf("quality %+v, notes %q: want 2 failed plan-file calls (declined, failed), 1 superseded", q, q.Notes())
 	}
 }
+
+// TestPlanFileListWithoutTask: in SkillLite's simple loop the plan file is
+// the session's plan; a task_plan without a task (a recorder's) does not
+// take it over, and complete_task, which SkillLite refuses with no task of
+// its own, completes none of the file's tasks.
+func TestPlanFileListWithoutTask(t *testing.T) {
+	lines := []string{
+		`{"data":{"total_tokens":10},"event":"llm_usage"}`,
+		`{"data":{"arguments":"{\"content\":\"- [ ] Read the client\\n- [ ] Add retries\\n\",\"path\":\"todo.md\"}","name":"write_file","tool_call_id":"c1"},"event":"tool_call"}`,
+		`{"data":{"is_error":false,"name":"write_file","result":"Successfully wrote 39 bytes to todo.md","tool_call_id":"c1"},"event":"tool_result"}`,
+		`{"data":{"tasks":[]},"event":"task_plan"}`,
+		`{"data":{"arguments":"{\"completion_type\":\"success\",\"task_id\":1}","name":"complete_task","tool_call_id":"c2"},"event":"tool_call"}`,
+		`{"data":{"is_error":true,"name":"complete_task","result":"All tasks are already completed.","tool_call_id":"c2"},"event":"tool_result"}`,
+		`{"data":{"total_tokens":10},"event":"llm_usage"}`,
+		`{"data":{"arguments":"{\"file_path\":\"todo.md\",\"new_string\":\"- [x] Read the client\",\"old_string\":\"- [ ] Read the client\"}","name":"search_replace","tool_call_id":"c3"},"event":"tool_call"}`,
+		`{"data":{"is_error":false,"name":"search_replace","result":"Successfully replaced 1 occurrence(s) in todo.md","tool_call_id":"c3"},"event":"tool_result"}`,
+		`{"data":{"completion_type":"success","response":"done","task_completed":false,"tool_calls":3},"event":"done"}`,
+	}
+	res := translate(t, []byte(strings.Join(lines, "\n")+"\n"))
+	want := []string{
+		`started goal="unknown" agent=skilllite model=unknown tools=complete_task,update_task_plan,write_file,search_replace`,
+		`plan.created model tasks=[1 2]`,
+		`tool write_file task=- hint=- ok control`,
+		`tool complete_task task=- hint=- failed error="All tasks are already completed." control`,
+		`tool search_replace task=- hint=- ok control`,
+		`task.completed 1 success calls=0`,
+		`ended success replans=0 calls=3 failed=1 iterations=2 ms=9000`,
+	}
+	if got := renderAll(t, res); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if res.stats.Ignored != 1 {
+		t.Errorf("ignored %d lines, want 1 (the task_plan without a task)", res.stats.Ignored)
+	}
+}

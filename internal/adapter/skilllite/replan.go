@@ -66,9 +66,14 @@ func (t *Translator) taskPlan(tasks []events.Task) error {
 		return nil
 	}
 	// A task_plan outside an update_task_plan call: SkillLite sends none,
-	// a recorder may. (After a plan file became the session's plan, the
-	// list's first plan is compared with it.)
+	// a recorder may. After a plan file became the session's plan, the
+	// list's first plan with a task is compared with it (the takeover); one
+	// without a task does not claim the session (planfile.go).
 	tr.planned = true
+	if tr.source == sourceFile && len(tasks) == 0 {
+		t.n.Ignored++
+		return nil
+	}
 	tr.hasTasks = tr.hasTasks || len(tasks) > 0
 	r, err := tr.track.Apply(plandialect.SnapshotOf(tasks))
 	if err != nil {
