@@ -2,6 +2,7 @@ package tally_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -238,5 +239,42 @@ func TestSessionTwoPlanSources(t *testing.T) {
 	q := sess.Quality()
 	if q != (tally.Quality{PlanFileSuperseded: 2}) || len(q.Notes()) != 1 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
+	}
+}
+
+// TestSessionEmptyToolPlan: a plan-tool call without a task does not make
+// the plan tool the session's plan source: a plan file written after it is
+// read, its tasks a replan of the (empty) plan in force.
+func TestSessionEmptyToolPlan(t *testing.T) {
+	reg, err := plandialect.New(plandialect.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	sess := tally.New(s, "a/b", "s3", reg).WithFiles(files, "/w")
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for i, c := range []tally.Call{
+		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[]}`)},
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"todo.md","content":"- [ ] A\n"}`)},
+	} {
+		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	var got []string
+	for _, e := range s.evs {
+		got = append(got, e.ID+" "+string(e.Type))
+	}
+	want := []string{"k0/plan agent.plan.created", "k0 agent.tool.called", "k1/plan agent.plan.updated", "k1 agent.tool.called"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if q := sess.Quality(); q.PlanFileSuperseded != 0 {
+		t.Errorf("quality %+v: nothing superseded", q)
 	}
 }
