@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
+	"unicode"
 )
 
 // Quality is a data-quality note a plan-file operation leaves instead of a
@@ -208,13 +210,35 @@ func ApplyEdits(content string, edits []Edit) (string, error) {
 }
 
 // insertAfter inserts text after line n of content (0: at the start),
-// on lines of its own.
+// on lines of its own, indented as SkillLite's insert_lines does
+// (extensions/builtin/file_ops/search_replace.rs, auto_indent): when no
+// line of text is indented and the line it lands before (at the end, the
+// line it follows) is, every non-blank line of text takes that line's
+// indentation.
 func insertAfter(content string, n int, text string) (string, error) {
 	lines := splitLines(content)
 	if n < 0 || n > len(lines) {
 		return "", fmt.Errorf("insert after line %d of %d: %w", n, len(lines), errNoApply)
 	}
 	add := splitLines(text)
+	ref := ""
+	switch {
+	case n < len(lines):
+		ref = lines[n]
+	case n > 0:
+		ref = lines[n-1]
+	}
+	indent := ref[:len(ref)-len(strings.TrimLeftFunc(ref, unicode.IsSpace))]
+	indented := slices.ContainsFunc(add, func(l string) bool {
+		return strings.TrimSpace(l) != "" && (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t"))
+	})
+	if indent != "" && !indented {
+		for i, l := range add {
+			if strings.TrimSpace(l) != "" {
+				add[i] = indent + l
+			}
+		}
+	}
 	out := append(append(append([]string{}, lines[:n]...), add...), lines[n:]...)
 	return joinLines(out), nil
 }

@@ -298,6 +298,35 @@ func TestApplyEdits(t *testing.T) {
 	}
 }
 
+// TestInsertAfter: insert_lines indents unindented text like the line it
+// lands before (at the end, the line it follows), as SkillLite does.
+func TestInsertAfter(t *testing.T) {
+	tests := []struct {
+		name, in string
+		line     int
+		text     string
+		want     string
+		ok       bool
+	}{
+		{"at the start", "a\nb\n", 0, "n", "n\na\nb\n", true},
+		{"between", "a\nb\n", 1, "n\nm\n", "a\nn\nm\nb\n", true},
+		{"at the end", "a\n", 1, "n", "a\nn\n", true},
+		{"into an empty file", "", 0, "n", "n\n", true},
+		{"before an indented line", "- [ ] a\n  - [ ] b\n", 1, "- [ ] c\n\n- [ ] d", "- [ ] a\n  - [ ] c\n\n  - [ ] d\n  - [ ] b\n", true},
+		{"at the end after an indented line", "- [ ] a\n\t- [ ] b\n", 2, "- [ ] c", "- [ ] a\n\t- [ ] b\n\t- [ ] c\n", true},
+		{"text already indented: kept", "- [ ] a\n  - [ ] b\n", 1, "- [ ] c\n    - [ ] d", "- [ ] a\n- [ ] c\n    - [ ] d\n  - [ ] b\n", true},
+		{"after an indented line, before an unindented one", "  a\nb\n", 1, "n", "  a\nn\nb\n", true},
+		{"past the end", "a\n", 2, "n", "", false},
+		{"negative", "a\n", -1, "n", "", false},
+	}
+	for _, tt := range tests {
+		got, err := insertAfter(tt.in, tt.line, tt.text)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("%s: insertAfter(%q, %d, %q) = %q, %v; want %q, ok %v", tt.name, tt.in, tt.line, tt.text, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
 func TestApplyHunks(t *testing.T) {
 	tests := []struct {
 		name, in string

@@ -54,7 +54,14 @@ type result struct {
 	ok         bool
 	err, kind  string
 	durationMS int64
+	// cancelled: a success that wrote nothing, the user having declined a
+	// write to a key path ("User cancelled: …",
+	// extensions/builtin/file_ops/mod.rs, file_ops/search_replace.rs).
+	cancelled bool
 }
+
+// cancelledPrefix starts the result of a file write the user declined.
+const cancelledPrefix = "User cancelled:"
 
 func noResult(why string) result {
 	return result{ok: false, err: why, kind: "no_result"}
@@ -68,7 +75,7 @@ func (t *Translator) newCall(tc toolCall) *call {
 		c.at = t.at
 	}
 	cur, hint := tr.current()
-	c.curBefore = cur
+	c.curBefore = tr.listCurrent()
 	target, targetHint := cur, hint
 	switch tc.name {
 	case "update_task_plan":
@@ -80,7 +87,11 @@ func (t *Translator) newCall(tc toolCall) *call {
 		}
 	case "complete_task":
 		c.control = true
-		if id, ok, _ := tc.args.id("task_id"); ok && id != cur && tr.inPlan(id) {
+		if tr.source == sourceFile {
+			// SkillLite's list has no task to complete: it refuses the
+			// call; the plan file's tasks are not its.
+			target, targetHint = 0, nil
+		} else if id, ok, _ := tc.args.id("task_id"); ok && id != cur && tr.inPlan(id) {
 			target, targetHint = id, nil
 			for _, task := range tr.track.Plan() {
 				if task.ID == id && task.Hint != "" {
@@ -143,7 +154,7 @@ func (t *Translator) toolResult(res toolResult) error {
 	if !res.isError && strings.HasPrefix(res.text, skippedPrefix) {
 		c.skipped = true
 	}
-	r := result{ok: !res.isError}
+	r := result{ok: !res.isError, cancelled: !res.isError && strings.HasPrefix(res.text, cancelledPrefix)}
 	if !r.ok {
 		r.err = res.text
 		if r.err == "" {
@@ -179,16 +190,18 @@ func (t *Translator) settle(c *call, r *result) {
 		r = &d
 	}
 	c.res = *r
-	if c.name == "update_task_plan" {
+	switch {
+	case c.name == "update_task_plan":
 		t.planCall(c)
-	} else {
+	case t.planFile(c):
+	default:
 		t.recordCall(c)
 	}
 	tr.executed = append(tr.executed, c)
 	// SkillLite's per-task depth: a call after which the current task is
 	// another starts the count afresh, and counts for the new task
 	// (execution.rs:476-480, 509-510).
-	if cur, _ := tr.current(); cur != c.curBefore {
+	if cur := tr.listCurrent(); cur != c.curBefore {
 		tr.currentCalls = 0
 		tr.transitioned = true
 	}
@@ -240,7 +253,7 @@ func (t *Translator) endBatch() {
 		next = events.TriggerToolFailures
 	}
 	if tr.currentCalls >= t.cfg.DepthLimit {
-		if cur, _ := tr.current(); cur != 0 {
+		if cur := tr.listCurrent(); cur != 0 {
 			t.record(events.DepthLimitReached, agent.DepthLimit{TaskID: cur, ToolCalls: tr.currentCalls, Limit: t.cfg.DepthLimit})
 		}
 		tr.currentCalls = 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // Config says who the events of a Translator come from.
@@ -31,6 +32,19 @@ type Config struct {
 	// a done line, plain answers included, as the turn ends: for the
 	// cross-check with SkillLite's feedback.sqlite (CrossCheck).
 	OnTurn func(TurnCounts)
+	// Files are the plan files and the file tools whose calls are plan
+	// operations (docs/plan-dialects.md, "Markdown plan files"); the zero
+	// value is plandialect.DefaultFilesConfig, which has SkillLite's
+	// write_file, search_replace and insert_lines.
+	Files plandialect.FilesConfig
+}
+
+// files returns c.Files, or the defaults for the zero value.
+func (c Config) files() plandialect.FilesConfig {
+	if len(c.Files.Patterns) == 0 && len(c.Files.Tools) == 0 {
+		return plandialect.DefaultFilesConfig()
+	}
+	return c.Files
 }
 
 // DefaultDepthLimit is SkillLite's default max_tool_calls_per_task.
@@ -50,7 +64,7 @@ func (c Config) Validate() error {
 	if c.DepthLimit < 0 {
 		depth = fmt.Errorf("-depth-limit %d: want a count ≥ 1 (0: the default, %d)", c.DepthLimit, DefaultDepthLimit)
 	}
-	return errors.Join(checkSource(c.Source, c.Agent), depth)
+	return errors.Join(checkSource(c.Source, c.Agent), depth, c.files().Validate())
 }
 
 // checkSource reports whether source is a valid event source of agent.

@@ -47,6 +47,15 @@
 // recorder may) is compared with the plan in force: a replan without a
 // call, progress, or nothing.
 //
+// Plan files. A write_file, search_replace or insert_lines on a plan file
+// (task_plan.md, …: Config.Files) is read by the plan-dialect core's
+// Markdown dialect while SkillLite's task list has no task (its simple
+// loop, or an empty first plan, whose agent.plan.created the file's first
+// version replaces): plan events as for a plan tool, the call a control
+// call. Once the list has a task it is the session's plan, and plan-file
+// calls are ordinary calls, counted in Counts.Quality (planfile.go;
+// docs/plan-dialects.md, "Two plan sources").
+//
 // Tool calls. SkillLite runs the calls of one LLM response (a batch,
 // between llm_usage lines) one after the other: tool_call, what the call
 // changes (task_plan, task_progress), tool_result. A call is one

@@ -40,17 +40,19 @@ func (t *Translator) taskPlan(tasks []events.Task) error {
 		c.planLine, c.planSeen = tasks, true
 		return nil
 	}
-	if !tr.planned {
+	if !tr.planned && tr.source != sourceFile {
 		tr.planned = true
 		tr.firstTasks = tasks
 		tr.hasTasks = len(tasks) > 0
 		if _, err := tr.track.Apply(plandialect.SnapshotOf(tasks)); err != nil {
 			return err
 		}
+		tr.listed(tasks)
 		origin := events.OriginModel
 		switch {
 		case len(tasks) == 0:
 			origin = events.OriginEmpty
+			tr.emptyPlan = len(tr.out) // a plan file may take its place (planfile.go)
 		case tr.fallback(tasks):
 			origin = events.OriginFallback
 		}
@@ -64,12 +66,20 @@ func (t *Translator) taskPlan(tasks []events.Task) error {
 		return nil
 	}
 	// A task_plan outside an update_task_plan call: SkillLite sends none,
-	// a recorder may.
+	// a recorder may. After a plan file became the session's plan, the
+	// list's first plan with a task is compared with it (the takeover); one
+	// without a task does not claim the session (planfile.go).
+	tr.planned = true
+	if tr.source == sourceFile && len(tasks) == 0 {
+		t.n.Ignored++
+		return nil
+	}
 	tr.hasTasks = tr.hasTasks || len(tasks) > 0
 	r, err := tr.track.Apply(plandialect.SnapshotOf(tasks))
 	if err != nil {
 		return err
 	}
+	tr.listed(tasks)
 	switch r.Kind {
 	case plandialect.Replanned:
 		tr.renewed(r.Added)
@@ -130,7 +140,17 @@ func (t *Translator) acceptedReplan(c *call, reason string) {
 	var kept []int64
 	var dropped []events.Task
 	var proposed []plandialect.Task
-	if c.proposed != nil {
+	// A plan file was the session's plan: SkillLite's own list had no
+	// task, so the handler kept none and numbered the listed tasks from 1;
+	// the new list is compared with the file's plan (planfile.go).
+	takeover := tr.source == sourceFile
+	switch {
+	case c.proposed == nil:
+	case takeover:
+		if r, err := t.reg.NewTracker().Apply(*c.proposed); err == nil {
+			proposed = r.Tasks
+		}
+	default:
 		r, err := tr.track.Apply(*c.proposed)
 		if err == nil {
 			kept, dropped = r.Kept, plandialect.EventTasks(r.Dropped)
@@ -141,10 +161,11 @@ func (t *Translator) acceptedReplan(c *call, reason string) {
 	// The plan in force is the one SkillLite kept: its sanitised hints, and
 	// any task it added (auto_enhance_tasks, task_planner.rs:454-475).
 	r, err := tr.track.Apply(plandialect.SnapshotOf(c.planLine))
-	if err == nil && c.proposed == nil {
+	if err == nil && (c.proposed == nil || takeover) {
 		kept, dropped = r.Kept, plandialect.EventTasks(r.Dropped)
 		tr.renewed(r.Added)
 	}
+	tr.listed(c.planLine)
 	tr.attempts++
 	t.record(events.PlanUpdated, agent.PlanUpdated{
 		Replan: tr.attempts, Trigger: c.trigger, Reason: reason, Tasks: slices.Clone(c.planLine),

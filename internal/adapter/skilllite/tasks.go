@@ -26,7 +26,9 @@ func (t *Translator) progress(p taskProgress) error {
 	if tr.open != nil {
 		tr.open.progressed = true
 	}
-	if !p.completed || !tr.inPlan(p.taskID) && !p.hasTasks {
+	// While a plan file is the session's plan, SkillLite's list has no
+	// task its progress could be about.
+	if !p.completed || !tr.inPlan(p.taskID) && !p.hasTasks || tr.source == sourceFile {
 		t.n.Ignored++
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -400,6 +401,9 @@ func FuzzTranslate(f *testing.F) {
 			f.Add(line)
 		}
 	}
+	// Turns that keep a plan file, in each mode (rpcsim.PlanFiles).
+	pf, _ := rpcsim.PlanFiles(1, 3)
+	f.Add(pf)
 	f.Fuzz(func(t *testing.T, input []byte) {
 		res := translate(t, input)
 		adaptertest.CheckSessions(t, res.events, testConfig.Source)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter/tally"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -32,6 +33,9 @@ type Counts struct {
 	// CountMismatches are turns whose done line gives a tool_calls count
 	// other than the bridge's (data quality: the two should agree).
 	CountMismatches int64
+	// Quality counts the plan-file operations that were not read as plans
+	// (planfile.go); its Notes are the data-quality sentences.
+	Quality tally.Quality
 }
 
 // LineError is a malformed line, reported and skipped: Translator.Line
@@ -53,6 +57,7 @@ type Translator struct {
 	now     func() time.Time
 	dialect plandialect.Dialect
 	reg     *plandialect.Registry
+	files   *plandialect.Files
 
 	tools []string // cfg.Tools, then the names seen
 	seen  map[string]bool
@@ -64,7 +69,8 @@ type Translator struct {
 }
 
 // NewTranslator returns a Translator sending the events of cfg's agent to
-// sink; now is the clock for lines without a timestamp.
+// sink; now is the clock for lines without a timestamp. cfg.Files must be
+// valid (Config.Validate checks it).
 func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) *Translator {
 	if cfg.DepthLimit <= 0 {
 		cfg.DepthLimit = DefaultDepthLimit
@@ -77,7 +83,11 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) *Translato
 		panic(fmt.Sprintf("skilllite: plan dialect registry: %v", err)) // a constant configuration
 	}
 	d, _ := reg.Lookup("update_task_plan")
-	t := &Translator{cfg: cfg, sink: sink, now: now, seen: map[string]bool{}, reg: reg, dialect: d}
+	files, err := plandialect.NewFiles(cfg.files())
+	if err != nil {
+		panic(fmt.Sprintf("skilllite: %v (Config.Validate reports it)", err))
+	}
+	t := &Translator{cfg: cfg, sink: sink, now: now, seen: map[string]bool{}, reg: reg, dialect: d, files: files}
 	for _, name := range cfg.Tools {
 		t.see(name)
 	}
@@ -277,8 +287,10 @@ func (t *Translator) turnCounts(plain bool) TurnCounts {
 	if !plain {
 		c.Session = tr.hash.sessionID()
 	}
+	// SkillLite's task_completed is about its own list, which has no task
+	// while a plan file is the session's plan.
 	plan := tr.track.Plan()
-	c.TaskCompleted = len(plan) > 0 && !slices.ContainsFunc(plan, func(task plandialect.Task) bool { return !task.Done() })
+	c.TaskCompleted = tr.source != sourceFile && len(plan) > 0 && !slices.ContainsFunc(plan, func(task plandialect.Task) bool { return !task.Done() })
 	if tr.startKnown {
 		c.End = tr.start
 	}

@@ -25,6 +25,13 @@ type turn struct {
 	hasTasks bool                 // some plan had a task
 	anyCall  bool                 // a tool_call came
 
+	// The session's plan source (planfile.go): SkillLite's task list once
+	// it has a task, a plan file before that.
+	source    planSource
+	files     *plandialect.FileTracker // the plan files' known contents; nil before the first file call
+	fileTrack *plandialect.Tracker     // the plan the files state; the plan in force with sourceFile
+	emptyPlan int                      // index in out of the empty first plan's agent.plan.created; -1 none
+
 	// open is the call awaiting its result. SkillLite runs the calls of a
 	// batch one after the other: tool_call, then what the call changes
 	// (task_plan, task_progress), then tool_result, if not suppressed
@@ -57,7 +64,7 @@ func newTurn(track *plandialect.Tracker, start time.Time, model string) *turn {
 	return &turn{
 		hash: newTurnHash(), start: start, model: model, track: track, trigger: events.TriggerModel,
 		completed: map[int64]bool{}, taskCalls: map[int64]int64{}, taskFails: map[int64]int64{},
-		agentToolCalls: -1,
+		agentToolCalls: -1, emptyPlan: -1,
 	}
 }
 
@@ -73,6 +80,17 @@ func (tr *turn) current() (int64, *string) {
 	}
 	h := task.Hint
 	return task.ID, &h
+}
+
+// listCurrent returns SkillLite's own current task (0 for none): the one
+// its task transitions and depth count follow. While a plan file is the
+// session's plan, SkillLite's list has no task.
+func (tr *turn) listCurrent() int64 {
+	if tr.source == sourceFile {
+		return 0
+	}
+	id, _ := tr.current()
+	return id
 }
 
 // inPlan reports whether the plan in force has task id.

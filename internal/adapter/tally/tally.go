@@ -65,6 +65,11 @@ type Quality struct {
 	// could not be read, so whether they touched a plan file is unknown;
 	// every plan file's content is unknown after them.
 	FileCallsUnread int64
+	// PlanFileSuperseded: file tool calls on a plan file in a session whose
+	// plan is the agent's plan tool (it had listed a task): not read as
+	// plans, kept as ordinary tool calls (docs/plan-dialects.md, "Two plan
+	// sources").
+	PlanFileSuperseded int64
 }
 
 // Add adds o to q.
@@ -79,6 +84,7 @@ func (q *Quality) Add(o Quality) {
 	q.PlanFileDeleted += o.PlanFileDeleted
 	q.PlanFileCallsFailed += o.PlanFileCallsFailed
 	q.FileCallsUnread += o.FileCallsUnread
+	q.PlanFileSuperseded += o.PlanFileSuperseded
 }
 
 // Notes returns q as data-quality sentences, none when q is zero.
@@ -113,6 +119,9 @@ func (q Quality) Notes() []string {
 	}
 	if q.FileCallsUnread > 0 {
 		n = append(n, fmt.Sprintf("%d file tool calls carried no arguments or arguments that could not be read, so whether they touched a plan file is unknown; plan files' contents were taken as unknown after them (with OpenTelemetry, enable content capture)", q.FileCallsUnread))
+	}
+	if q.PlanFileSuperseded > 0 {
+		n = append(n, fmt.Sprintf("%d file tool calls on a plan file came in sessions planned with the agent's plan tool; the plan tool's list is the session's plan, so they were kept as ordinary tool calls and not read as plans", q.PlanFileSuperseded))
 	}
 	return n
 }
@@ -151,6 +160,9 @@ type Session struct {
 	files  *Files                   // nil: plan files are not read
 	dir    string                   // the session's working directory, for plan file paths
 	ft     *plandialect.FileTracker // the plan files' known contents
+	// toolPlanned: a plan-tool call gave the session a plan with a task;
+	// from then on the plan tool is the session's only plan source.
+	toolPlanned bool
 
 	seq       int64
 	started   bool
@@ -249,13 +261,22 @@ func (s *Session) Start(ctx context.Context, at At, d events.SessionStartedData)
 // core (agent.plan.created or agent.plan.updated, then agent.task.completed
 // per completed task, then the call itself as a control call); so does a
 // file tool call on a plan file (WithFiles), whose content goes through the
-// Markdown dialect; any other call is agent.tool.called for the task in
-// progress, with its hint. Event ids are at.ID plus a suffix ("/plan",
-// "/done/<task id>", nothing for the call).
+// Markdown dialect, until a plan-tool call has listed a task: from then on
+// the plan tool is the session's plan and a plan-file call is an ordinary
+// one (PlanFileSuperseded), so that no change of course is counted twice;
+// any other call is agent.tool.called for the task in progress, with its
+// hint. Event ids are at.ID plus a suffix ("/plan", "/done/<task id>",
+// nothing for the call).
 func (s *Session) Tool(ctx context.Context, at At, c Call) error {
 	d, isPlan := s.reg.Lookup(c.Tool)
 	if !isPlan {
-		if s.files != nil {
+		switch {
+		case s.files == nil:
+		case s.toolPlanned:
+			if s.onPlanFile(c) {
+				s.quality.PlanFileSuperseded++
+			}
+		default:
 			return s.file(ctx, at, c)
 		}
 		return s.work(ctx, at, c)
@@ -291,7 +312,19 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 	if err != nil {
 		return fmt.Errorf("session %s: apply %s: %w", s.id, c.Tool, err)
 	}
+	if len(res.Tasks) > 0 {
+		s.toolPlanned = true
+	}
 	return s.result(ctx, at, "", res)
+}
+
+// onPlanFile reports whether c is a file tool call that touches a plan file.
+func (s *Session) onPlanFile(c Call) bool {
+	if !s.files.tools[c.Tool] || c.Args == nil {
+		return false
+	}
+	call, ok, err := s.files.files.Operation(c.Tool, c.Args)
+	return err == nil && ok && len(call.Ops) > 0
 }
 
 // file translates a call that may be a plan-file operation. A call that

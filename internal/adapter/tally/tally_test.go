@@ -2,6 +2,7 @@ package tally_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,5 +163,118 @@ func TestSessionPlanFiles(t *testing.T) {
 	q := sess.Quality()
 	if q != (tally.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 2}) || len(q.Notes()) != 3 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
+	}
+}
+
+// TestSessionTwoPlanSources: a plan file is the session's plan until a
+// plan-tool call lists a task; that call is compared with the plan in force
+// (here one replan: a task added), and from then on plan-file calls are
+// ordinary calls, counted in PlanFileSuperseded, so that the mirror of a
+// change made with the tool is never a second replan.
+func TestSessionTwoPlanSources(t *testing.T) {
+	reg, err := plandialect.New(plandialect.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	sess := tally.New(s, "a/b", "s2", reg).WithFiles(files, "/w")
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	calls := []tally.Call{
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"task_plan.md","content":"- [ ] A\n- [ ] B\n"}`)},                                                                    // k0 created by the file
+		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] A","new_string":"- [x] A"}`)},                                                      // k1 progressed
+		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"in_progress"},{"content":"C","status":"pending"}]}`)}, // k2 the tool takes over: C added
+		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] B\n","new_string":"- [ ] B\n- [ ] C\n- [ ] D\n"}`)},                                // k3 an ordinary call
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"/w/task_plan.md","content":"- [x] A\n- [ ] E\n"}`)},                                                                 // k4 an ordinary call
+		{Tool: "Bash", OK: true, Args: []byte(`{"command":"ls"}`)},                                                                                                                // k5 work on B
+		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"completed"},{"content":"C","status":"pending"}]}`)},   // k6 progressed
+	}
+	for i, c := range calls {
+		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if err := sess.End(ctx, tally.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var replans int64
+	for _, e := range s.evs {
+		line := e.ID + " " + string(e.Type)
+		p, err := e.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch d := p.(type) {
+		case *events.ToolCalledData:
+			line += " control=" + strconv.FormatBool(d.Control)
+			if d.TaskID != nil {
+				line += " task=" + strconv.FormatInt(*d.TaskID, 10)
+			}
+		case *events.SessionEndedData:
+			replans = d.Replans
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"k0/plan agent.plan.created", "k0 agent.tool.called control=true",
+		"k1/done/1 agent.task.completed", "k1 agent.tool.called control=true",
+		"k2/plan agent.plan.updated", "k2 agent.tool.called control=true",
+		"k3 agent.tool.called control=false task=2",
+		"k4 agent.tool.called control=false task=2",
+		"k5 agent.tool.called control=false task=2",
+		"k6/done/2 agent.task.completed", "k6 agent.tool.called control=true",
+		"end agent.session.ended",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if replans != 1 {
+		t.Errorf("replans = %d, want 1 (the tool's takeover; the file's mirror of it is not a second)", replans)
+	}
+	q := sess.Quality()
+	if q != (tally.Quality{PlanFileSuperseded: 2}) || len(q.Notes()) != 1 {
+		t.Errorf("quality %+v, notes %q", q, q.Notes())
+	}
+}
+
+// TestSessionEmptyToolPlan: a plan-tool call without a task does not make
+// the plan tool the session's plan source: a plan file written after it is
+// read, its tasks a replan of the (empty) plan in force.
+func TestSessionEmptyToolPlan(t *testing.T) {
+	reg, err := plandialect.New(plandialect.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	sess := tally.New(s, "a/b", "s3", reg).WithFiles(files, "/w")
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	for i, c := range []tally.Call{
+		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[]}`)},
+		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"todo.md","content":"- [ ] A\n"}`)},
+	} {
+		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	var got []string
+	for _, e := range s.evs {
+		got = append(got, e.ID+" "+string(e.Type))
+	}
+	want := []string{"k0/plan agent.plan.created", "k0 agent.tool.called", "k1/plan agent.plan.updated", "k1 agent.tool.called"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	if q := sess.Quality(); q.PlanFileSuperseded != 0 {
+		t.Errorf("quality %+v: nothing superseded", q)
 	}
 }
