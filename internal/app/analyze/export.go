@@ -69,11 +69,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer conn.Close()
 
-	// Progress: on stderr, each table as it starts (the events table takes
-	// the longest: seconds per million rows); on stdout, one line per table
-	// as it finishes.
-	cfg.Starting = func(table string, i, n int) {
-		fmt.Fprintf(stderr, "analyze export: writing %s (table %d of %d)…\n", table, i, n)
+	// Progress: on stderr, each table as it starts, with its rows and, once
+	// a table was written, the time the run has left (the events table comes
+	// first and takes the longest: seconds per million rows); on stdout, one
+	// line per table as it finishes.
+	cfg.Starting = func(ts export.TableStart) {
+		fmt.Fprintf(stderr, "analyze export: writing %s, %d rows (table %d of %d%s)…\n", ts.Table, ts.Rows, ts.Index, ts.Of, etaText(ts.ETA))
 	}
 	cfg.Progress = func(tr export.TableResult) {
 		fmt.Fprintf(stdout, "%-17s %10d rows %6d files in %s\n", tr.Table, tr.Rows, tr.Files, tr.Took.Round(time.Millisecond))
@@ -90,6 +91,17 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintln(stdout, exportSummaryLine(res))
 	return nil
+}
+
+// etaText says how long an export has left, when that is known.
+func etaText(eta time.Duration) string {
+	switch {
+	case eta <= 0:
+		return ""
+	case eta < time.Second:
+		return "; under a second left"
+	}
+	return "; about " + eta.Round(time.Second).String() + " left"
 }
 
 // exportConfig checks the flags, reporting every problem at once.

@@ -83,10 +83,31 @@ func TestExportCommand(t *testing.T) {
 	if sum := lines[len(lines)-1]; !strings.HasPrefix(sum, "run 1: ") || !strings.Contains(sum, dir) {
 		t.Errorf("summary %q, want run 1 and the directory", sum)
 	}
-	// stderr: each table as it starts.
+	// stderr: each table as it starts, with its rows; the time left once a
+	// table was written.
 	starts := strings.Split(strings.TrimSpace(stderr), "\n")
-	if len(starts) != len(export.Tables) || starts[0] != "analyze export: writing events (table 1 of "+strconv.Itoa(len(export.Tables))+")…" {
-		t.Errorf("stderr = %q, want a line as each table starts", stderr)
+	if len(starts) != len(export.Tables) {
+		t.Fatalf("stderr = %q, want a line as each table starts", stderr)
+	}
+	of := strconv.Itoa(len(export.Tables))
+	if want := "analyze export: writing events, " + strings.Fields(lines[0])[1] + " rows (table 1 of " + of + ")…"; starts[0] != want {
+		t.Errorf("first progress line = %q, want %q (no time left known yet)", starts[0], want)
+	}
+	for i, l := range starts[1:] {
+		rows := strings.Fields(lines[i+1])[1]
+		prefix := "analyze export: writing " + export.Tables[i+1].Name + ", " + rows + " rows (table " + strconv.Itoa(i+2) + " of " + of
+		left := int64(0) // rows of this table and the later ones
+		for _, l := range lines[i+1 : len(lines)-1] {
+			n, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
+			left += n
+		}
+		if left == 0 {
+			if l != prefix+")…" {
+				t.Errorf("progress line %q, want %q (nothing left)", l, prefix+")…")
+			}
+		} else if !strings.HasPrefix(l, prefix+"; ") || !strings.HasSuffix(l, " left)…") {
+			t.Errorf("progress line %q, want %q; … left)…", l, prefix)
+		}
 	}
 
 	stdout, _, err = runExportCmd("-db", db, "-out", dir)
