@@ -127,6 +127,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	absPage, _ := filepath.Abs(res.Report)
 	fmt.Fprintf(stderr, "agentsim demo: done in %s\n", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(paths, "database:  %s\njetstream: %s\nreport:    %s\n", absDB, absStore, absPage)
-	fmt.Fprintf(paths, "explore:   go run ./cmd/analyze trend -db %s -every day\n", absDB)
+	fmt.Fprintf(paths, "explore:   evosignal analyze trend -db %s -every day\n", absDB)
 	return nil
 }
