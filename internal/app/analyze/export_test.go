@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evosignal/evosignal/internal/export"
 	"github.com/evosignal/evosignal/internal/store"
@@ -225,4 +226,24 @@ func TestExportHoldDatabase(t *testing.T) {
 	defer st.Close()
 	os.Stdout.WriteString("holding\n")
 	bufio.NewReader(os.Stdin).ReadString('\n')
+}
+
+func TestETAText(t *testing.T) {
+	tests := []struct {
+		name string
+		eta  time.Duration
+		want string
+	}{
+		{"unknown", 0, ""},
+		{"under a second", 300 * time.Millisecond, "; under a second left"},
+		{"seconds", 12400 * time.Millisecond, "; about 12s left"},
+		{"minutes", 95 * time.Second, "; about 1m35s left"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := etaText(tt.eta); got != tt.want {
+				t.Fatalf("etaText(%v) = %q, want %q", tt.eta, got, tt.want)
+			}
+		})
+	}
 }
