@@ -1,8 +1,8 @@
-// Package agentsim is the agentsim command, a simulated fleet of agents: it drives the reference
-// planner (agent/planner) with a simulated model instead of an LLM, as a
-// scenario file describes, and publishes the events to NATS JetStream or
-// writes them as JSON lines. It is the load generator of the benchmarks and
-// the source of known ground truth for the analyzers.
+// Package agentsim is the agentsim command, a simulated fleet of agents: it
+// drives the reference planner (agent/planner) with a simulated model
+// instead of an LLM, as a scenario file describes, and publishes the events
+// to NATS JetStream or writes them as JSON lines. It is the load generator
+// of the benchmarks and the source of known ground truth for the analyzers.
 //
 //	agentsim [flags]          simulate a fleet once
 //	agentsim demo [flags]     the closed loop: simulate → ingest → learn rules → publish → simulate again

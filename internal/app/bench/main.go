@@ -1,8 +1,8 @@
-// Package bench is the bench command: it measures the ingest pipeline on the embedded defaults (internal/bench) and
-// prints its figures and peak memory: the ceilings of its parts (raw
-// JetStream publish and consume, raw DuckDB append), the end-to-end rate of
-// the real ingester, the cost of de-duplication, and the peak RSS of each
-// phase. See `bench -h`.
+// Package bench is the bench command: it measures the ingest pipeline on the
+// embedded defaults (internal/bench) and prints its figures and peak memory:
+// the ceilings of its parts (raw JetStream publish and consume, raw DuckDB
+// append), the end-to-end rate of the real ingester, the cost of
+// de-duplication, and the peak RSS of each phase. See `bench -h`.
 //
 // It runs as `evosignal bench` (cmd/evosignal) and as its own command,
 // cmd/bench.

@@ -1,9 +1,10 @@
-// Package bridge is the bridge command: it turns the output of SkillLite's agent-rpc mode into
-// evosignal events: it reads the JSON lines SkillLite writes (and, in a
-// recorded transcript, the request lines it read), makes one evosignal
-// session of each turn, and publishes the events to NATS JetStream or writes
-// them as JSON lines for `ingest -file`. The mapping is documented in
-// package internal/adapter/skilllite; `bridge -h` summarizes it.
+// Package bridge is the bridge command: it turns the output of SkillLite's
+// agent-rpc mode into evosignal events: it reads the JSON lines SkillLite
+// writes (and, in a recorded transcript, the request lines it read), makes
+// one evosignal session of each turn, and publishes the events to NATS
+// JetStream or writes them as JSON lines for `ingest -file`. The mapping is
+// documented in package internal/adapter/skilllite; `bridge -h` summarizes
+// it.
 //
 // It runs as `evosignal bridge` (cmd/evosignal) and as its own command,
 // cmd/bridge.

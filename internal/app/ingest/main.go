@@ -1,4 +1,5 @@
-// Package ingest is the ingest command: it moves agent events from NATS JetStream into a DuckDB file.
+// Package ingest is the ingest command: it moves agent events from NATS
+// JetStream into a DuckDB file.
 //
 // With no -nats URL it runs an embedded nats-server with JetStream, so
 // `evosignal ingest` works on a fresh machine; agents in other processes
