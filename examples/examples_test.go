@@ -1,8 +1,9 @@
 // Package examples_test runs the agents in other languages under examples/:
 // the JavaScript agent publishes to a real running ingester, the Python
-// one's output is checked against the contract. node, npm's packages
-// (npm ci in examples/js) and python3 are installed by scripts/setup; a
-// test fails, rather than skips, when they are missing.
+// one's output is checked against the contract by the validate command.
+// node, npm's packages (npm ci in examples/js) and python3 are installed by
+// scripts/setup; the JavaScript test fails when they are missing, the
+// Python test fails in CI (CI=true) and elsewhere skips, saying why.
 package examples_test
 
 import (
@@ -12,9 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/app/validate"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
@@ -93,14 +97,40 @@ func TestJavaScriptAgent(t *testing.T) {
 	}
 }
 
-// The Python example writes a session every line of which the contract
-// accepts.
+// needInCI returns the path of the program name; where it is missing the
+// test fails in CI (CI=true, where scripts/setup installs it) and skips
+// elsewhere, saying so.
+func needInCI(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s is not installed, and CI=true requires it (scripts/setup installs it): %v", name, err)
+	}
+	tb.Skipf("SKIPPED: %s is not installed (scripts/setup installs it; in CI, CI=true, this test fails instead): %v", name, err)
+	return ""
+}
+
+// The Python example writes one session that the validate command accepts
+// (every line, against the contract), with its events numbered in order.
 func TestPythonExample(t *testing.T) {
-	python := lookPath(t, "python3")
+	python := needInCI(t, "python3")
 	out, err := exec.CommandContext(t.Context(), python, filepath.Join("python", "agent.py"), "py-example-session").Output()
 	if err != nil {
 		t.Fatalf("python3 agent.py: %v", err)
 	}
+
+	// evosignal validate, on the output as its standard input.
+	var vout, verr bytes.Buffer
+	if code := validate.Main(t.Context(), []string{"-"}, bytes.NewReader(out), &vout, &verr); code != 0 || vout.Len() != 0 {
+		t.Fatalf("python3 agent.py | evosignal validate: exit status %d, want 0:\n%s%s", code, vout.String(), verr.String())
+	}
+	if got, want := strings.TrimSpace(verr.String()), strconv.Itoa(sessionEvents)+" events valid"; got != want {
+		t.Fatalf("python3 agent.py | evosignal validate said %q, want %q", got, want)
+	}
+
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	n := 0

@@ -10,28 +10,13 @@
 //	agentsim scenario         print the default scenario file
 //
 // docs/agentsim.md documents the scenario format and the demo.
+//
+// The same command is `evosignal agentsim`; its code is in internal/app/agentsim.
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"github.com/evosignal/evosignal/internal/app/agentsim"
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "agentsim:", err)
-		os.Exit(1)
-	}
-}
-
-// errUsage is returned by run for bad flags, after saying what is wrong.
-var errUsage = errors.New("usage")
+func main() { cli.Main(agentsim.Main) }

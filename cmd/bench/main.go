@@ -3,29 +3,13 @@
 // JetStream publish and consume, raw DuckDB append), the end-to-end rate of
 // the real ingester, the cost of de-duplication, and the peak RSS of each
 // phase. See `bench -h`.
+//
+// The same command is `evosignal bench`; its code is in internal/app/bench.
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"github.com/evosignal/evosignal/internal/app/bench"
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
-
-// errUsage is returned by run when the command line is wrong; the problem
-// has already been printed.
-var errUsage = errors.New("usage")
+func main() { cli.Main(bench.Main) }

@@ -6,94 +6,13 @@
 //
 //	go run ./cmd/inferbench
 //	go run ./cmd/inferbench -json
+//
+// The same command is `evosignal inferbench`; its code is in internal/app/inferbench.
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"strconv"
-	"strings"
-
+	"github.com/evosignal/evosignal/internal/app/inferbench"
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/inferbench"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "inferbench:", err)
-		}
-		os.Exit(2)
-	}
-}
-
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("inferbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	testdata := fs.String("testdata", "testdata", "the repository's testdata directory (scenarios and the SkillLite fixtures)")
-	tune := fs.String("tune-seeds", seedList(inferbench.DefaultTuneSeeds), "comma-separated seeds the rule is tuned on")
-	report := fs.String("report-seeds", seedList(inferbench.DefaultReportSeeds), "comma-separated seeds the figures are reported on")
-	sessions := fs.Int("sessions", 200, "sessions per scenario and seed")
-	window := fs.Int("window", 0, "calls an inferred re-decision may be away from an explicit replan and still match")
-	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
-	if err := cli.Parse(fs, args, stdout); err != nil {
-		return err
-	}
-	var errs []error
-	tuneSeeds, err := parseSeeds(*tune)
-	errs = append(errs, err)
-	reportSeeds, err := parseSeeds(*report)
-	errs = append(errs, err)
-	scenarios, err := inferbench.DefaultScenarios(*testdata)
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	rep, err := inferbench.Run(ctx, inferbench.Config{
-		Scenarios: scenarios, TuneSeeds: tuneSeeds, ReportSeeds: reportSeeds,
-		Sessions: *sessions, Window: *window, Grid: inferbench.DefaultGrid(),
-	})
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	return inferbench.WriteMarkdown(stdout, rep)
-}
-
-func seedList(seeds []uint64) string {
-	s := make([]string, len(seeds))
-	for i, n := range seeds {
-		s[i] = strconv.FormatUint(n, 10)
-	}
-	return strings.Join(s, ",")
-}
-
-func parseSeeds(s string) ([]uint64, error) {
-	var out []uint64
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("seed %q: %w", f, err)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no seed in %q", s)
-	}
-	return out, nil
-}
+func main() { cli.Main(inferbench.Main) }

@@ -4,27 +4,13 @@
 // `go run ./cmd/ingest` works on a fresh machine; agents in other processes
 // publish to its -listen address. With -file it loads a JSON-lines file (or
 // stdin with -file -) without NATS and exits.
+//
+// The same command is `evosignal ingest`; its code is in internal/app/ingest.
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"github.com/evosignal/evosignal/internal/app/ingest"
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		fmt.Fprintln(os.Stderr, "ingest:", err)
-		os.Exit(1)
-	}
-}
-
-var errUsage = errors.New("usage")
+func main() { cli.Main(ingest.Main) }

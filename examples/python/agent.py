@@ -4,7 +4,8 @@ schema/README.md) as JSON lines on standard output, using the standard
 library only.
 
     python3 agent.py [session-id] > session.jsonl
-    evosignal ingest -file session.jsonl -db evo.duckdb   # or: go run ./cmd/ingest -file …
+    evosignal validate session.jsonl                      # checks every line against the contract
+    evosignal ingest -file session.jsonl -db evo.duckdb   # loads it without NATS
 
 To publish instead, send each line as one NATS message on subject
 evo.<agent> with the event's id as the Nats-Msg-Id header (for example with

@@ -82,8 +82,10 @@ type Config struct {
 	// next run continues from there.
 	Until time.Time
 	// Starting, when set, is called before each table is written, with its
-	// place (from 1) among the n tables.
-	Starting func(table string, i, n int)
+	// place among the tables, its rows and the time the run has left. The
+	// rows are counted before the first table is written, only when
+	// Starting is set.
+	Starting func(TableStart)
 	// Progress, when set, is called after each table.
 	Progress func(TableResult)
 }
@@ -184,12 +186,22 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 		return nil, errors.Join(err, removeStaging(dir), removeRun(dir, run))
 	}
 	var staged []string
+	var left eta
+	var counts map[string]int64
+	if cfg.Starting != nil {
+		if counts, err = rowCounts(ctx, tx, next, marks); err != nil {
+			return nil, err
+		}
+		for _, n := range counts {
+			left.left += n
+		}
+	}
 	for i, t := range Tables {
 		after, upto, ok := next.window(t, marks)
 		tr := TableResult{Table: t.Name}
 		if ok {
 			if cfg.Starting != nil {
-				cfg.Starting(t.Name, i+1, len(Tables))
+				cfg.Starting(TableStart{Table: t.Name, Index: i + 1, Of: len(Tables), Rows: counts[t.Name], ETA: left.estimate()})
 			}
 			t0 := time.Now()
 			tr.After, tr.Upto = after, upto
@@ -198,6 +210,7 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 				return fail(err)
 			}
 			tr.Files, tr.Took = len(files), time.Since(t0)
+			left.wrote(tr.Rows, tr.Took)
 			staged = append(staged, files...)
 			next.advance(t, upto, tr.Rows, tr.Files)
 			advanced = true

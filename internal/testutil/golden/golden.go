@@ -1,7 +1,7 @@
 // Package golden compares test output with golden files, and rewrites them
 // when the test binary runs with -update:
 //
-//	go test ./cmd/analyze ./internal/events -update
+//	go test ./internal/app/analyze ./internal/events -update
 //
 // then review the diff. Importing the package defines the -update flag, once
 // for the test binary; only the packages whose tests import it take the flag.

@@ -1,0 +1,123 @@
+package agentsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/demo"
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/sim"
+)
+
+const simulateHead = usage + `
+Simulate (agentsim [flags]): runs the scenario's sessions once. Events go to
+NATS JetStream — an embedded server by default, whose store (-store) is where
+the ingest command's embedded server keeps its own, so that a later
+'go run ./cmd/ingest' ingests them; or -nats URL, e.g. a running ingester's
+server — or, with -out, to a JSON-lines file for 'ingest -file'. Each session
+loads the learned rules at its start: from -rules FILE, else from the NATS
+key-value bucket (-rules-bucket), watched for updates. A summary goes to
+stderr. While an ingester runs, publish to its server (-nats): two servers
+must not share a store.
+
+  agentsim -out - | head                      JSON lines on stdout
+  agentsim -nats nats://127.0.0.1:4222 -rate 500 -sessions 100000
+`
+
+type simOptions struct {
+	scenario, out, natsURL, storeDir, rulesFile, bucket, start, logLevel string
+	seed                                                                 uint64
+	sessions, concurrency                                                int
+	rate                                                                 float64
+	conn                                                                 bus.ConnConfig
+	stream                                                               bus.StreamConfig
+}
+
+func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
+	o := &simOptions{stream: bus.DefaultStream()}
+	fs := newFlagSet("agentsim", simulateHead, stderr)
+	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp)
+	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same sessions")
+	fs.IntVar(&o.sessions, "sessions", 0, "sessions to run (default: the scenario's fleet.sessions)")
+	fs.IntVar(&o.concurrency, "concurrency", 0, "sessions at once (default: the scenario's fleet.concurrency)")
+	fs.StringVar(&o.start, "start", sim.DefaultStart.Format(time.RFC3339), "simulated `time` of the first session (RFC 3339, or now)")
+	fs.Float64Var(&o.rate, "rate", 0, "events per second across the fleet (wall clock); 0 = as fast as possible")
+	fs.StringVar(&o.out, "out", "", "write JSON lines to `file` (- for stdout) instead of publishing to NATS")
+	fs.StringVar(&o.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated (default $NATS_URL); empty runs an embedded server (see -store)")
+	cli.ConnFlags(fs, &o.conn)
+	fs.StringVar(&o.storeDir, "store", demo.DefaultStore, "embedded server: JetStream store `dir` (the ingest command's default)")
+	fs.StringVar(&o.stream.Name, "stream", o.stream.Name, "JetStream stream `name` (created with the ingester's defaults when missing)")
+	fs.StringVar(&o.stream.Prefix, "prefix", o.stream.Prefix, "subject `prefix`: events go to <prefix>.<agent>")
+	fs.StringVar(&o.rulesFile, "rules", "", "apply the rule set in this JSON `file` (as analyze rules writes it) instead of the bucket's")
+	fs.StringVar(&o.bucket, "rules-bucket", ruleset.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	var errs []error
+	if o.sessions < 0 {
+		errs = append(errs, fmt.Errorf("-sessions %d is negative", o.sessions))
+	}
+	if o.concurrency < 0 {
+		errs = append(errs, fmt.Errorf("-concurrency %d is negative", o.concurrency))
+	}
+	if !(o.rate >= 0) {
+		errs = append(errs, fmt.Errorf("-rate %v: want events per second ≥ 0", o.rate))
+	}
+	if _, err := parseStart(o.start); err != nil {
+		errs = append(errs, err)
+	}
+	if o.out == "" {
+		errs = append(errs, o.stream.Validate())
+	}
+	if o.natsURL != "" {
+		o.conn.URL, o.conn.Name = o.natsURL, "evosignal-agentsim"
+		errs = append(errs, o.conn.Validate())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, usageError(fs, err)
+	}
+	return o, nil
+}
+
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseSimulate(args, stderr)
+	if err != nil {
+		return helpOK(err)
+	}
+	log, err := newLogger(stderr, o.logLevel)
+	if err != nil {
+		return err
+	}
+	sc, err := sim.Load(o.scenario)
+	if err != nil {
+		return err
+	}
+	start, _ := parseStart(o.start) // checked by parseSimulate
+	t0 := time.Now()
+	sum, where, err := demo.Simulate(ctx, demo.SimulateConfig{
+		Sim:         sim.Config{Scenario: sc, Seed: o.seed, Sessions: o.sessions, Concurrency: o.concurrency, Start: start, Rate: o.rate},
+		Out:         o.out,
+		NATS:        o.conn,
+		StoreDir:    o.storeDir,
+		Stream:      o.stream,
+		RulesFile:   o.rulesFile,
+		RulesBucket: o.bucket,
+		Progress:    stderr,
+		Log:         log,
+	}, stdout)
+	if err != nil {
+		return err
+	}
+	el := time.Since(t0)
+	fmt.Fprintf(stderr, "agentsim: %d sessions, %d events to %s in %s (%.0f events/s); first-try success %s, avg replans %.2f, tool failure rate %s\n",
+		sum.Sessions, sum.Events, where, el.Round(time.Millisecond), float64(sum.Events)/el.Seconds(),
+		demo.Pct(metrics.Rate(sum.FirstTry, sum.Sessions)), demo.Deref(metrics.Rate(sum.Replans, sum.Sessions)), demo.Pct(metrics.Rate(sum.FailedCalls, sum.RealCalls)))
+	return nil
+}

@@ -1,0 +1,63 @@
+package analyze
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/render"
+)
+
+const replansSummary = "replan rates, first-try success, success by number of replans, triggers"
+
+// replansExtra is the "extra" section of `analyze replans` JSON output.
+type replansExtra struct {
+	Comparison metrics.ReplanComparison `json:"comparison"`
+}
+
+func runReplans(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("replans", `Replan statistics per group of sessions: ended and open sessions, replan rate,
+average replans, first-try success, success rate by number of valid replans
+(0, 1, 2, 3+), over-cap rate, rejected replans, triggers, stripped hints per
+session and the median time to the first replan, with Wilson 95% intervals.
+Replans are counted from agent.plan.updated events; sessions whose own count
+disagrees are reported. JSON output adds extra.comparison: sessions that
+succeeded without a replan against those that succeeded after two or more.`, stderr)
+	if err := c.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	src, closeDB, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	res, err := metrics.Replans(ctx, src, c.filter)
+	if err != nil {
+		return fmt.Errorf("replans: %w", err)
+	}
+	env := &render.Envelope{
+		Analysis:    "replans",
+		GeneratedAt: c.now().UTC(),
+		Filter:      c.filterJSON(),
+		Rows:        res.Rows,
+		Extra:       replansExtra{Comparison: res.Comparison},
+		Notes:       res.Notes,
+	}
+	if err := render.Write(stdout, c.format, env); err != nil {
+		return err
+	}
+	if c.format != "table" {
+		return nil
+	}
+	// The comparison is a second table, after the rows and their notes.
+	cmp := res.Comparison
+	fmt.Fprintf(stdout, "\nSucceeded without a valid replan (%d sessions) against after %d or more (%d sessions):\n",
+		cmp.NoReplanSessions, cmp.SeveralMinReplans, cmp.SeveralSessions)
+	return render.Write(stdout, "table", &render.Envelope{Rows: cmp.Features})
+}

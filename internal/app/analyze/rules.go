@@ -1,0 +1,251 @@
+package analyze
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/evosignal/evosignal/agent/rules"
+	"github.com/evosignal/evosignal/agent/ruleset"
+	"github.com/evosignal/evosignal/internal/adapter/skilllite"
+	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/render"
+	"github.com/evosignal/evosignal/internal/taxonomy"
+)
+
+const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evidence; -publish to NATS"
+
+// rulesFlags are the flags of analyze rules besides the common ones.
+type rulesFlags struct {
+	cfg       metrics.RulesConfig
+	taxonomy  string
+	out       string
+	skillLite bool
+	workspace string
+	publish   bool
+	bucket    bus.RulesBucketConfig
+	natsURL   string
+}
+
+// runRules is `analyze rules`.
+func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, c := newFlags("rules", rulesSummary+`.
+
+Learns hint rules per task type from real tool calls and replans:
+  prefer  T, X: X's calls in T succeed (Wilson lower bound ≥ -prefer-success),
+          X has at least -prefer-share of T's calls, and -min-calls calls;
+  avoid   T, H: the lower bound of H's failure rate in T is above T's
+          baseline (the failure rate of T's calls under every other hint),
+          the lift is at least -avoid-lift and p < -alpha, with -min-calls;
+  replace T, A → B: at least -min-replans valid replans dropped a pending
+          task hinted A and added one hinted B of type T, and B's tasks
+          succeeded (Wilson lower bound ≥ -replace-success).
+Writes the rule set to stdout as a table on a terminal and as JSON
+otherwise (-format; table, csv and ndjson list the rules), or as JSON to -out; -skilllite writes SkillLite's planning
+rules instead (hints it knows, priority 50-79, at most 50 rules), and
+-workspace DIR writes them where SkillLite reads a workspace's rules,
+DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
+the key "global" and each agent's own under its name into the key-value
+bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
+	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
+	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
+	fs.Float64Var(&f.cfg.PreferSuccess, "prefer-success", f.cfg.PreferSuccess, "lower bound of the success rate prefer needs")
+	fs.Float64Var(&f.cfg.PreferShare, "prefer-share", f.cfg.PreferShare, "share of the type's calls prefer needs")
+	fs.Float64Var(&f.cfg.AvoidLift, "avoid-lift", f.cfg.AvoidLift, "lift over the type's baseline failure rate avoid needs")
+	fs.Float64Var(&f.cfg.Alpha, "alpha", f.cfg.Alpha, "p-value avoid must be below")
+	fs.Int64Var(&f.cfg.MinReplans, "min-replans", f.cfg.MinReplans, "replans showing the swap replace needs")
+	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
+	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
+	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
+	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
+	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
+	fs.BoolVar(&f.publish, "publish", false, "put the rule sets into the NATS key-value bucket (needs -nats)")
+	fs.StringVar(&f.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated, for -publish (default $NATS_URL)")
+	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
+	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
+	if err := c.parse(fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	if len(c.filter.By) > 0 {
+		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
+	}
+	if f.workspace != "" {
+		if f.out != "" {
+			errs = append(errs, errors.New("-workspace and -out exclude each other"))
+		}
+		f.skillLite, f.out = true, skilllite.WorkspaceRulesFile(f.workspace)
+		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("-workspace: %w", err))
+		}
+	}
+	formatGiven := false
+	fs.Visit(func(fl *flag.Flag) { formatGiven = formatGiven || fl.Name == "format" })
+	if !formatGiven && (f.out != "" || f.skillLite) {
+		c.format = "json" // a file is read by programs: the rule set itself
+	}
+	if f.skillLite && f.publish {
+		errs = append(errs, errors.New("-skilllite and -publish exclude each other: agents watching the bucket load the evosignal rule set"))
+	}
+	if f.skillLite && c.format != "json" {
+		errs = append(errs, fmt.Errorf("-skilllite writes JSON, not %s", c.format))
+	}
+	if f.publish {
+		if f.natsURL == "" {
+			errs = append(errs, errors.New("-publish needs -nats"))
+		}
+		errs = append(errs, f.bucket.Validate())
+	}
+	errs = append(errs, f.cfg.Validate())
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(stderr, "analyze: %v\n", err)
+		return errUsage
+	}
+	tax, err := loadTaxonomy(f.taxonomy)
+	if err != nil {
+		return err
+	}
+	src, closeDB, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	now := c.now()
+	rs, err := metrics.LearnRules(ctx, src, c.filter, tax, f.cfg, now)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	var byAgent map[string]*ruleset.RuleSet
+	if f.publish && c.filter.Agent == "" {
+		if byAgent, err = metrics.LearnRulesByAgent(ctx, src, c.filter, tax, f.cfg, now); err != nil {
+			return fmt.Errorf("rules per agent: %w", err)
+		}
+	}
+	if err := writeRules(c, f, tax, rs, stdout); err != nil {
+		return err
+	}
+	if set := skilllite.Rules(rs, tax); f.skillLite && len(set.Unknown)+len(set.OverCap) > 0 {
+		fmt.Fprintf(stderr, "analyze: left out of SkillLite's rules: %d whose hint SkillLite does not know %v, %d past its cap of %d %v\n",
+			len(set.Unknown), set.Unknown, len(set.OverCap), skilllite.MaxRules, set.OverCap)
+	}
+	if !f.publish {
+		return nil
+	}
+	global := rs
+	if c.filter.Agent != "" {
+		global, byAgent = nil, map[string]*ruleset.RuleSet{c.filter.Agent: rs}
+	}
+	return publishRules(ctx, f, c.conn, global, byAgent, stderr)
+}
+
+// ruleLine is one rule in table and CSV output.
+type ruleLine struct {
+	ID          string  `json:"id"`
+	Kind        string  `json:"kind"`
+	TaskType    string  `json:"task_type"`
+	ToolHint    string  `json:"tool_hint"`
+	Instead     string  `json:"instead"`
+	Support     int64   `json:"support"`
+	Confidence  float64 `json:"confidence"`
+	Instruction string  `json:"instruction"`
+}
+
+// writeRules writes rs to -out or stdout in the chosen format.
+func writeRules(c *common, f rulesFlags, tax *taxonomy.Taxonomy, rs *ruleset.RuleSet, stdout io.Writer) error {
+	write := func(w io.Writer) error {
+		if c.format == "json" {
+			return encodeRules(w, f.skillLite, tax, rs, "  ")
+		}
+		lines := make([]ruleLine, len(rs.Rules))
+		for i, r := range rs.Rules {
+			lines[i] = ruleLine{r.ID, string(r.Kind), r.TaskType, r.ToolHint, r.Instead, r.Support, r.Confidence, r.Instruction}
+		}
+		filter := c.filterJSON()
+		filter["thresholds"] = rs.Thresholds
+		return render.Write(w, c.format, &render.Envelope{
+			Analysis:    "rules",
+			GeneratedAt: rs.GeneratedAt,
+			Filter:      filter,
+			Classifier:  rs.Classifier,
+			Rows:        lines,
+		})
+	}
+	if f.out == "" {
+		return write(stdout)
+	}
+	// Write beside the target and rename, so that a reader (an agent
+	// loading the file) never sees half a rule set.
+	tmp, err := os.CreateTemp(filepath.Dir(f.out), "."+filepath.Base(f.out)+".*")
+	if err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write rules to %s: %w", f.out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write rules to %s: %w", f.out, err)
+	}
+	if err := os.Rename(tmp.Name(), f.out); err != nil {
+		return fmt.Errorf("write rules: %w", err)
+	}
+	return nil
+}
+
+// encodeRules writes rs as the project's rule set, or as SkillLite's
+// rules.json.
+func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *ruleset.RuleSet, indent string) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", indent)
+	if skillLite {
+		return enc.Encode(skilllite.Rules(rs, tax).Rules)
+	}
+	return enc.Encode(rs)
+}
+
+// publishRules puts the rule sets into the bucket (rules.Publish) and says
+// what it did with each key.
+func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet, stderr io.Writer) error {
+	conn.URL, conn.Name = f.natsURL, "evosignal analyze rules"
+	nc, err := bus.Connect(conn, nil)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	kv, err := bus.EnsureRulesBucket(ctx, js, f.bucket)
+	if err != nil {
+		return err
+	}
+	pubs, err := rules.Publish(ctx, kv, global, byAgent)
+	for _, p := range pubs {
+		where := f.bucket.Bucket + "/" + p.Key
+		switch p.Action {
+		case rules.Skipped:
+			fmt.Fprintf(stderr, "rules: %s: no rules of its own, not written\n", where)
+		case rules.Deleted:
+			fmt.Fprintf(stderr, "rules: %s deleted: no rules of its own (agents fall back to %s)\n", where, ruleset.GlobalKey)
+		case rules.Unchanged:
+			fmt.Fprintf(stderr, "rules: %s unchanged (revision %d)\n", where, p.Revision)
+		default:
+			fmt.Fprintf(stderr, "rules: %s revision %d, %d rules (%s)\n", where, p.Revision, p.Rules, p.Version)
+		}
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/evosignal/evosignal/internal/bench"
+	"github.com/evosignal/evosignal/internal/cli"
+)
+
+func parse(args []string, stderr io.Writer) (*bench.Config, error) {
+	c := bench.DefaultConfig()
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, bench.Usage)
+		fs.PrintDefaults()
+	}
+	fs.IntVar(&c.Events, "events", c.Events, "`N`: events per phase")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
+	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
+	fs.StringVar(&c.Keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of one phase (see -profile) to `file`")
+	fs.StringVar(&c.Profile, "profile", "", "the `phase` -cpuprofile profiles (default ingest, or concurrent with -mode concurrent)")
+	fs.Float64Var(&c.DupFrac, "dup-frac", c.DupFrac, "share of N re-sent (and newly sent) in the de-duplication passes")
+	fs.IntVar(&c.Pool, "pool", c.Pool, "pre-generated payloads the raw phases cycle through")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "synth seed")
+	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
+	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
+	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
+	fs.DurationVar(&c.WaitIdle, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
+	fs.IntVar(&c.Retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
+	fs.StringVar(&c.Phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
+	fs.StringVar(&c.Dir, "dir", "", "internal: the work `dir` of -phase")
+	if err := cli.Parse(fs, args, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, flag.ErrHelp
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
+		return nil, errUsage
+	}
+	if err := c.Validate(); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return nil, errUsage
+	}
+	c.Command = "bench " + strings.Join(args, " ")
+	return &c, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return bench.Run(ctx, *c, stdout, stderr)
+}

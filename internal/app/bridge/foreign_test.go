@@ -1,0 +1,122 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+
+	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+	"github.com/evosignal/evosignal/internal/plandialect"
+	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+)
+
+var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func writeFile(tb testing.TB, name string, b []byte) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// bridgeTwice runs the bridge on a file into the pipeline, checks the
+// analyzers against the truth, runs it again on the same file and checks
+// that nothing more was stored. It returns the stderr of the first run.
+func bridgeTwice(t *testing.T, agentFlag, file string, truth adaptertest.Truth) string {
+	t.Helper()
+	p := adaptertest.StartPipeline(t)
+	args := []string{"-agent", agentFlag, "-in", file, "-nats", p.Srv.ClientURL()}
+	var first string
+	var stored int64
+	for i := range 2 {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+			t.Fatalf("run %d (%q): %v\n%s", i+1, args, err, errOut.String())
+		}
+		p.Settle(t)
+		p.CheckTruth(t, truth)
+		n := p.Count(t, "SELECT count(*) FROM events")
+		if i == 0 {
+			first, stored = errOut.String(), n
+		} else if n != stored {
+			t.Errorf("bridging the same file again: %d events stored, want %d", n, stored)
+		}
+	}
+	return first
+}
+
+// TestBridgeOTelFile bridges generated sessions written as the collector's
+// file exporter writes them (one ExportTraceServiceRequest JSON per line).
+func TestBridgeOTelFile(t *testing.T) {
+	ss := adaptertest.Generate(31, 60, []string{"TodoWrite", "update_plan", "write_todos"}, genStart, true)
+	var b bytes.Buffer
+	for _, td := range oteltest.Exports(4, ss) {
+		line, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteString("{not otlp}\n")
+	truth := adaptertest.TruthOf(ss)
+	stderr := bridgeTwice(t, "otel", writeFile(t, "traces.jsonl", b.Bytes()), truth)
+	for _, want := range []string{"malformed line skipped", "60 sessions", "plan-tool calls carried no arguments"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestBridgeClaudeCodeHooks bridges generated Claude Code sessions written
+// as hook inputs, with and without the hook command's time envelope.
+func TestBridgeClaudeCodeHooks(t *testing.T) {
+	ss := adaptertest.Generate(41, 60, []string{"TodoWrite"}, genStart, true)
+	truth := adaptertest.TruthOf(ss)
+	hooks := append(adaptertest.ClaudeCodeHooks(ss), []byte("{\"hook_event_name\":\"Stop\"}\n")...)
+	stderr := bridgeTwice(t, "claude-code", writeFile(t, "hooks.jsonl", hooks), truth)
+	for _, want := range []string{"malformed hook record skipped", "60 sessions (60 ended, 0 open)", "plan-tool calls carried no arguments"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+// TestBridgeClaudeCodePlanFiles bridges generated Claude Code sessions that
+// keep their plan in a Markdown file (Write, Edit and MultiEdit on
+// task_plan.md, plangen) as hook inputs: the analyzers find exactly the
+// generator's replans and completions, the plan-file calls are not real tool
+// calls, and the edits of unknown prior content are a data-quality note.
+func TestBridgeClaudeCodePlanFiles(t *testing.T) {
+	ss := adaptertest.PlanFileSessions(51, 60, plangen.ClaudeCode, genStart)
+	truth := adaptertest.TruthOf(ss)
+	if truth.Replanned == 0 || truth.Replanned == truth.Sessions || truth.Completions == 0 || truth.UnknownPrior == 0 {
+		t.Fatalf("generated sessions exercise too little: %+v", truth)
+	}
+	stderr := bridgeTwice(t, "claude-code", writeFile(t, "hooks.jsonl", adaptertest.ClaudeCodeHooks(ss)), truth)
+	want := fmt.Sprintf("%d plan-file operations were not read as plans: %s", truth.UnknownPrior, plandialect.QualityUnknownPrior)
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// TestBridgeCursorFixture bridges the published Cursor session
+// (internal/adapter/cursor/testdata/session.jsonl) into the pipeline: one
+// conversation, one replan, one completion, the plan-file edits and read not
+// among the real tool calls.
+func TestBridgeCursorFixture(t *testing.T) {
+	file := filepath.Join("..", "..", "..", "internal", "adapter", "cursor", "testdata", "session.jsonl")
+	stderr := bridgeTwice(t, "cursor", file, adaptertest.Truth{Sessions: 1, Replanned: 1, Replans: 1, RealCalls: 3, Completions: 1})
+	if want := "1 conversations (1 ended, 0 open), 2 ignored, 0 malformed"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}

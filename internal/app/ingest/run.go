@@ -1,0 +1,236 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/pipeline"
+	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
+)
+
+const usage = `Usage: ingest [flags]
+
+Moves agent events (CloudEvents v1, see schema/README.md) from NATS JetStream
+into a DuckDB file: the event log, typed tables, dead letters. Every event is
+stored exactly once; bad input is dead-lettered with its reason.
+
+  ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
+  ingest -nats nats://host:4222   an existing server or cluster
+  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
+  ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
+
+Flags:
+`
+
+type options struct {
+	file                string
+	allowDead           bool
+	rebuild             bool
+	replay, dryRun      bool
+	taxonomy            string
+	queryOn             bool
+	query               query.Config
+	cfg                 pipeline.Config
+	logLevel, logFormat string
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{cfg: pipeline.DefaultConfig(), query: query.DefaultConfig()}
+	c := &o.cfg
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
+	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
+	fs.BoolVar(&o.allowDead, "allow-dead-letters", false, "with -file: exit 0 even when lines were dead-lettered (they are stored in dead_letters either way)")
+	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
+	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
+	fs.StringVar(&c.NATS.URL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated (default $NATS_URL); empty runs an embedded server")
+	cli.ConnFlags(fs, &c.NATS)
+	fs.StringVar(&c.Server.Listen, "listen", c.Server.Listen, "embedded server: client `address` (host:port; port 0 picks one)")
+	fs.StringVar(&c.Server.StoreDir, "store", "", "embedded server: JetStream store `dir` (default: <db>.jetstream beside the db)")
+	fs.StringVar(&c.Server.ConfigFile, "server-config", "", "embedded server: nats-server configuration `file` (users and subject permissions, TLS; docs/operations.md, \"Permissions\"); connect with -user/-password or -creds")
+	fs.StringVar(&c.Stream.Name, "stream", c.Stream.Name, "JetStream stream `name`")
+	fs.StringVar(&c.Stream.Prefix, "prefix", c.Stream.Prefix, "subject `prefix`: agents publish on <prefix>.<agent>[.…]")
+	fs.DurationVar(&c.Stream.MaxAge, "max-age", c.Stream.MaxAge, "stream retention: drop messages older than this (0 = no limit)")
+	fs.Int64Var(&c.Stream.MaxBytes, "max-bytes", c.Stream.MaxBytes, "stream retention: size limit in bytes (-1 = none)")
+	fs.DurationVar(&c.Stream.Duplicates, "dup-window", c.Stream.Duplicates, "JetStream duplicate window for Nats-Msg-Id (later re-sends are still skipped by the ingester)")
+	fs.IntVar(&c.Stream.Replicas, "replicas", c.Stream.Replicas, "stream replicas (3 or 5 on a cluster)")
+	fs.StringVar(&c.Ingest.Durable, "consumer", c.Ingest.Durable, "durable consumer `name` (one per database)")
+	fs.IntVar(&c.Ingest.BatchSize, "batch", c.Ingest.BatchSize, "messages per transaction at most")
+	fs.DurationVar(&c.Ingest.FlushInterval, "flush", c.Ingest.FlushInterval, "commit a partial batch this long after its first message")
+	fs.IntVar(&c.Ingest.MaxEventBytes, "max-event-bytes", c.Ingest.MaxEventBytes, "dead-letter events larger than this")
+	fs.IntVar(&c.Ingest.MaxPlanTasks, "max-plan-tasks", c.Ingest.MaxPlanTasks, "dead-letter plans listing (or dropping) more tasks than this (plan_too_large)")
+	fs.DurationVar(&c.Ingest.AckWait, "ack-wait", c.Ingest.AckWait, "JetStream ack wait before a redelivery")
+	fs.DurationVar(&c.Ingest.Progress, "progress", c.Ingest.Progress, "log progress this often")
+	fs.StringVar(&o.taxonomy, "taxonomy", "", "task-type taxonomy `file` the stored facts are classified with (JSON, as analyze -taxonomy; default: the embedded one). Analyses with another taxonomy classify on the fly")
+	fs.DurationVar(&c.Ingest.FactsEvery, "facts-every", c.Ingest.FactsEvery, "store the analysis facts of the sessions written this often while keeping up: 12 times as long through a backlog, also on catching up, idle and stop, never sooner than 9× the last refresh's duration (docs/sql.md, \"Stored facts\")")
+	fs.StringVar(&c.Store.MemoryLimit, "memory-limit", "", "DuckDB memory limit shared by ingestion, facts and the query service, e.g. 2GB (default: a quarter of RAM or of the cgroup limit, 512MiB–8GiB); a query over it fails, ingestion waits and retries (docs/operations.md)")
+	fs.StringVar(&c.Store.TempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default: <db>.tmp)")
+	fs.DurationVar(&c.Ingest.RetryMax, "retry-max", c.Ingest.RetryMax, "longest wait between commit attempts while the database fails (disk full, out of memory); nothing is acked or dead-lettered meanwhile")
+	fs.StringVar(&c.OTLP, "otlp", "", "receive OpenTelemetry GenAI traces over OTLP/HTTP on this `address` (e.g. :4318), POST /v1/traces (docs/otel.md); off when empty")
+	fs.StringVar(&c.HTTP, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
+	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
+	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
+	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
+	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
+	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
+	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
+	if err := cli.Parse(fs, args, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, flag.ErrHelp
+		}
+		return nil, errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ingest: unexpected arguments %q\n", fs.Args())
+		return nil, errUsage
+	}
+	if c.Server.StoreDir == "" {
+		c.Server.StoreDir = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + ".jetstream"
+	}
+	if o.queryOn {
+		c.Query = &o.query
+	}
+	var errs []error
+	if o.file != "" && o.rebuild {
+		errs = append(errs, errors.New("-file and -rebuild exclude each other"))
+	}
+	if o.replay && (o.file != "" || o.rebuild) {
+		errs = append(errs, errors.New("-replay-dead-letters excludes -file and -rebuild"))
+	}
+	if o.allowDead && o.file == "" {
+		errs = append(errs, errors.New("-allow-dead-letters goes with -file"))
+	}
+	if o.dryRun && !o.replay {
+		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
+	}
+	if o.file != "" || o.rebuild || o.replay {
+		errs = append(errs, c.Ingest.Validate())
+	} else {
+		errs = append(errs, c.Validate())
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "ingest: %v\n", err)
+		return nil, errUsage
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.cfg.Log, err = cli.NewLogger(stderr, o.logLevel, o.logFormat); err != nil {
+		return err
+	}
+	if o.taxonomy != "" {
+		if o.cfg.Store.Taxonomy, err = taxonomy.Load(o.taxonomy); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	switch {
+	case o.rebuild:
+		if err := pipeline.Rebuild(ctx, o.cfg); err != nil {
+			return lockHint(err, o.cfg.DB)
+		}
+		fmt.Fprintf(stdout, "rebuilt the typed tables and analysis facts of %s from the event log in %s\n", o.cfg.DB, time.Since(t0).Round(time.Millisecond))
+		return nil
+	case o.replay:
+		return lockHint(replayDeadLetters(ctx, o.cfg, o.dryRun, stdout), o.cfg.DB)
+	case o.file != "":
+		return loadFile(ctx, o, stdin, stdout, stderr, t0)
+	}
+	p, err := pipeline.Start(ctx, o.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting for the cluster
+		}
+		return lockHint(err, o.cfg.DB)
+	}
+	select {
+	case <-ctx.Done():
+	case <-p.Done():
+	}
+	err = p.Close()
+	s := p.Ingester().Stats().Snapshot()
+	o.cfg.Log.Info("stopped", "messages", s.Messages, "accepted", s.Accepted, "duplicates", s.Duplicates,
+		"dead_letters", s.DeadLetters, "last_seq", s.LastSeq)
+	return err
+}
+
+// shownDeadLetters is how many dead letters ingest -file prints one by one.
+const shownDeadLetters = 10
+
+// errDeadLetters is returned by ingest -file when lines were dead-lettered
+// and -allow-dead-letters was not given.
+var errDeadLetters = errors.New("lines were dead-lettered")
+
+// loadFile runs ingest -file: it prints the first dead letters with their
+// line numbers as they are committed, then a summary, and fails when
+// anything was dead-lettered unless -allow-dead-letters. A file that cannot
+// be opened fails before the database is touched.
+func loadFile(ctx context.Context, o *options, stdin io.Reader, stdout, stderr io.Writer, t0 time.Time) error {
+	r := stdin
+	if o.file != "-" {
+		f, err := os.Open(o.file)
+		if err != nil {
+			return fmt.Errorf("open events file: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	shown := 0
+	each := func(it store.Item) {
+		if shown++; shown <= shownDeadLetters {
+			fmt.Fprintf(stderr, "%s:%d: %s: %s\n", it.File, it.Line, it.Dead.Code, it.Dead.Reason)
+		}
+	}
+	res, err := pipeline.LoadFile(ctx, o.cfg, r, o.file, each)
+	fmt.Fprintf(stdout, "%s: accepted %d, duplicates %d, dead-lettered %d (%s)\n",
+		o.file, res.Accepted, res.Duplicates, res.DeadLetters, time.Since(t0).Round(time.Millisecond))
+	if err != nil {
+		return lockHint(err, o.cfg.DB)
+	}
+	if res.DeadLetters == 0 {
+		return nil
+	}
+	if shown > shownDeadLetters {
+		fmt.Fprintf(stderr, "… and %d more dead letters\n", shown-shownDeadLetters)
+	}
+	fmt.Fprintf(stderr, "%d lines of %s were dead-lettered: their reasons are in the dead_letters table of %s (validate %s lists every violation of every line)\n",
+		res.DeadLetters, o.file, o.cfg.DB, o.file)
+	if o.allowDead {
+		return nil
+	}
+	return fmt.Errorf("%w (give -allow-dead-letters to accept that)", errDeadLetters)
+}
+
+// lockHint tells the user what to do when another process has the
+// database.
+func lockHint(err error, db string) error {
+	if errors.Is(err, store.ErrLocked) {
+		return fmt.Errorf("%w\n(only one process can write %s; stop the other ingester, or read through it)", err, db)
+	}
+	return err
+}

@@ -1,0 +1,179 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/testutil"
+)
+
+// writeSessions writes n synthetic sessions as JSON lines and returns the
+// file and how many events it holds.
+func writeSessions(tb testing.TB, n int) (string, int) {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "events.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := agent.NewJSONLWriter(f)
+	gen := synth.New(3, time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC))
+	total := 0
+	for range n {
+		k, err := gen.Session(context.Background(), w)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		total += k
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	return path, total
+}
+
+func TestLoadFileTwiceSkipsDuplicates(t *testing.T) {
+	file, n := writeSessions(t, 50)
+	// Append bad lines: they are dead-lettered with their line numbers.
+	f, _ := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("{not json\n\n{\"specversion\":\"1.0\"}\n")
+	f.Close()
+	db := filepath.Join(t.TempDir(), "t.duckdb")
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-file", file, "-db", db, "-allow-dead-letters"}, nil, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	want := "accepted " + itoa(n) + ", duplicates 0, dead-lettered 2"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("first load printed %q, want it to contain %q", out.String(), want)
+	}
+	out.Reset()
+	if err := run(t.Context(), []string{"-file", file, "-db", db, "-allow-dead-letters"}, nil, &out, &errOut); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	want = "accepted 0, duplicates " + itoa(n) + ", dead-lettered 2"
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("second load printed %q, want it to contain %q", out.String(), want)
+	}
+	conn, err := sql.Open("duckdb", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var rows int
+	conn.QueryRow(`SELECT count(*) FROM events`).Scan(&rows)
+	if rows != n {
+		t.Errorf("events = %d, want %d", rows, n)
+	}
+	var lines string
+	conn.QueryRow(`SELECT string_agg(line::VARCHAR || ':' || reason_code, ',' ORDER BY received_at, line) FROM dead_letters`).Scan(&lines)
+	bad1, bad2 := itoa(n+1), itoa(n+3)
+	if wantL := bad1 + ":malformed_json," + bad2 + ":schema_violation," + bad1 + ":malformed_json," + bad2 + ":schema_violation"; lines != wantL {
+		t.Errorf("dead letters = %s, want %s", lines, wantL)
+	}
+}
+
+// TestSecondIngesterGetsClearError runs two ingester processes on one
+// database file: the second must fail with a clear error, and the file must
+// stay readable.
+func TestSecondIngesterGetsClearError(t *testing.T) {
+	bin := testutil.BuildCmd(t, "./cmd/ingest")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "t.duckdb")
+	first := exec.Command(bin, "-db", db, "-listen", "127.0.0.1:0")
+	var firstErr syncBuffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(firstErr.String(), "msg=ingesting") {
+		if time.Now().After(deadline) {
+			t.Fatalf("first ingester did not start:\n%s", firstErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	file, _ := writeSessions(t, 1)
+	out, err := exec.Command(bin, "-db", db, "-file", file).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("second ingester: err %v, want exit status 1\n%s", err, out)
+	}
+	for _, want := range []string{"database is in use by another process", "only one process can write"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("second ingester said %q, want it to contain %q", out, want)
+		}
+	}
+	first.Process.Signal(os.Interrupt)
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first ingester after SIGINT: %v\n%s", err, firstErr.String())
+	}
+	// The file is intact: a load now works.
+	if out, err := exec.Command(bin, "-db", db, "-file", file).CombinedOutput(); err != nil {
+		t.Fatalf("load after the first stopped: %v\n%s", err, out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer process and a reader test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestHelpExplains(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-h"}, nil, &out, &errOut); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"-nats", "-db", "-file", "-listen", "-store", "-http", "exactly once"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("-h output lacks %q", want)
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// -memory-limit and -temp-dir reach DuckDB; a limit it does not understand
+// is an error before anything is read.
+func TestMemoryLimitFlags(t *testing.T) {
+	file, _ := writeSessions(t, 5)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-file", file, "-db", filepath.Join(dir, "a.duckdb"),
+		"-memory-limit", "300MiB", "-temp-dir", filepath.Join(dir, "spill")}, nil, &out, &errOut); err != nil {
+		t.Fatalf("run: %v\n%s", err, errOut.String())
+	}
+	err := run(t.Context(), []string{"-file", file, "-db", filepath.Join(dir, "b.duckdb"), "-memory-limit", "lots"}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), `memory limit "lots"`) {
+		t.Fatalf("run -memory-limit lots = %v, want an error naming the memory limit", err)
+	}
+}

@@ -1,0 +1,71 @@
+package export
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Starting is told each table's rows before it is written, the same rows
+// the run then writes, also on a later run that adds only what is new; the
+// time left is unknown before the first rows were written, and known
+// while rows are left.
+func TestExportStartingRows(t *testing.T) {
+	d := newTestDB(t)
+	d.loadFiles(t, append(validFiles(t), invalidFiles(t)...)...)
+	dir := filepath.Join(t.TempDir(), "out")
+	for run := 1; run <= 2; run++ {
+		if run == 2 {
+			d.loadSynth(t, 1, midnight, 5)
+		}
+		var starts []TableStart
+		res := d.mustExport(t, Config{Dir: dir, Starting: func(ts TableStart) { starts = append(starts, ts) }})
+		var written []TableResult // the tables with something new
+		for _, tr := range res.Tables {
+			if !tr.Upto.IsZero() {
+				written = append(written, tr)
+			}
+		}
+		if len(starts) != len(written) || len(written) < 2 {
+			t.Fatalf("run %d: Starting called %d times, want %d (once per table with something new, at least 2)", run, len(starts), len(written))
+		}
+		left := res.Rows
+		for i, ts := range starts {
+			tr := written[i]
+			if ts.Table != tr.Table || ts.Of != len(Tables) || Tables[ts.Index-1].Name != tr.Table || ts.Rows != tr.Rows {
+				t.Errorf("run %d: Starting %+v, want table %s of %d, %d rows", run, ts, tr.Table, len(Tables), tr.Rows)
+			}
+			switch known := ts.ETA > 0; {
+			case i == 0 && known:
+				t.Errorf("run %d: first table's time left = %v, want unknown (0)", run, ts.ETA)
+			case i > 0 && known != (left > 0):
+				t.Errorf("run %d: %s with %d rows left: time left = %v", run, ts.Table, left, ts.ETA)
+			}
+			left -= tr.Rows
+		}
+	}
+}
+
+func TestETA(t *testing.T) {
+	tests := []struct {
+		name          string
+		left, written int64
+		took          time.Duration
+		want          time.Duration
+	}{
+		{"nothing written yet", 1000, 0, 0, 0},
+		{"rows written in no time", 1000, 10, 0, 0},
+		{"nothing left", 0, 1000, time.Second, 0},
+		{"at the rate so far", 3000, 1000, 2 * time.Second, 6 * time.Second},
+		{"a fraction", 1, 4, time.Second, 250 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := eta{left: tt.left + tt.written}
+			e.wrote(tt.written, tt.took)
+			if got := e.estimate(); got != tt.want {
+				t.Fatalf("eta{left %d, written %d in %v}.estimate() = %v, want %v", tt.left, tt.written, tt.took, got, tt.want)
+			}
+		})
+	}
+}
