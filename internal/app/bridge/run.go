@@ -240,6 +240,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintf(stderr, "bridge: %d lines read, %d events emitted, %d sessions, %d plain answers, %d ignored, %d malformed; "+
 		"%d calls skipped, %d results suppressed, %d turns whose tool_calls differ from the agent's\n",
 		c.Lines, c.Events, c.Sessions, c.PlainAnswers, c.Ignored, c.Malformed, c.Skipped, c.Suppressed, c.CountMismatches)
+	for _, n := range c.Quality.Notes() {
+		fmt.Fprintf(stderr, "bridge: data quality: %s\n", n)
+	}
 	var fbErr error
 	if o.feedback != "" {
 		fbErr = reportFeedback(o, skilllite.CrossCheck(turns, decisions), stderr)

@@ -3,6 +3,8 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
@@ -132,5 +134,40 @@ func TestSimulatedStreamFigures(t *testing.T) {
 	if truth.Suppressed == 0 || truth.Skipped == 0 || truth.Refused == 0 || truth.InvalidReplans == 0 ||
 		truth.OverCapSessions == 0 || truth.StrippedHints == 0 || truth.DepthLimits == 0 || truth.PlainAnswers == 0 {
 		t.Errorf("the stream lacks a behaviour it is meant to show: %+v", truth)
+	}
+}
+
+// TestPlanFileNotes: bridging SkillLite turns that keep their plan in a
+// Markdown file prints the data-quality notes of the plan files (edits of
+// unknown prior content, plan-file calls superseded by the task list)
+// after the summary line, as the hook adapters do.
+func TestPlanFileNotes(t *testing.T) {
+	input, turns := rpcsim.PlanFiles(20261201, 30)
+	var unknown, superseded int64
+	for _, tr := range turns {
+		unknown += tr.Unknown
+		superseded += tr.Superseded
+	}
+	if unknown == 0 || superseded == 0 {
+		t.Fatalf("the seeded turns have %d unknown-prior edits and %d superseded calls; want some of each", unknown, superseded)
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-source", testSource, "-out", "-"}
+	if err := run(context.Background(), args, bytes.NewReader(input), &out, &errOut); err != nil {
+		t.Fatalf("bridge: %v\n%s", err, errOut.String())
+	}
+	var notes int
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if strings.HasPrefix(l, "bridge: data quality: ") {
+			notes++
+		}
+	}
+	if notes < 2 {
+		t.Fatalf("stderr has %d data-quality lines, want one for the unknown-prior edits and one for the superseded calls:\n%s", notes, errOut.String())
+	}
+	for _, n := range []int64{unknown, superseded} {
+		if !strings.Contains(errOut.String(), fmt.Sprint(n)) {
+			t.Errorf("stderr does not give the count %d:\n%s", n, errOut.String())
+		}
 	}
 }
