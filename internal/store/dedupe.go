@@ -32,10 +32,16 @@ type fate struct {
 // same content, is a duplicate; with other content, a dead letter
 // (ReasonConflictingDuplicate). Dead letters stay dead letters.
 func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
+	if err := s.reserveKeys(ctx, len(items)); err != nil {
+		return nil, err
+	}
+	hashes := make([]uint64, len(items))
 	var candidates []uint64
 	for i := range items {
 		if e := items[i].Event; e != nil {
-			if h := KeyHash(e.Source, e.ID); s.keys.has(h) {
+			h := KeyHash(e.Source, e.ID)
+			hashes[i] = h
+			if s.keys.has(h) {
 				candidates = append(candidates, h)
 			}
 		}
@@ -59,7 +65,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
 		}
 		if prior == nil {
 			inBatch[k] = e
-			fates[i].hash = KeyHash(e.Source, e.ID)
+			fates[i].hash = hashes[i]
 			continue
 		}
 		d, err := conflict(prior, e, where)

@@ -10,12 +10,40 @@ import (
 )
 
 // keySet is the in-memory index behind "a row exists at most once per
-// (source, id)": a set of 64-bit FNV-1a hashes of source NUL id, one per
-// stored event (about 38 bytes an event in a Go map, as measured by cmd/bench:
-// 16-byte slots, sized to a power of two). A hash found in the set
-// is only a candidate duplicate; Write confirms it against the events table
-// before skipping, so a hash collision never drops an event.
-type keySet struct{ m map[uint64]struct{} }
+// (source, id)": a compact set of the key hashes (KeyHash) of the stored
+// events. It may answer yes for a key it never saw (a false positive), never
+// no for one it was given: a hash found in it is only a candidate duplicate,
+// which dedupe confirms against the events table before skipping anything.
+//
+// It is an open-addressing table of 32-bit fingerprints with linear probing.
+// A key's home slot comes from the high 32 bits of its hash (scaled to the
+// table's size, which need not be a power of two); its fingerprint is the
+// low 32 bits (0 marks an empty slot, so a hash whose low bits are 0 is
+// stored as 1). Two keys only look alike if they share the fingerprint and
+// one lies in the probe run of the other: for a key not in the set that is
+// about run length × 2⁻³², under 10⁻⁸ a lookup at any size (TestKeySet).
+//
+// A slot is 4 bytes. The table is built at load factor 1/2 (8 bytes a key)
+// and filled up to 4/5 (5 bytes a key); then it is rebuilt from the
+// key_hash column of the events table, which holds every key added (keys
+// are added only after their batch committed), again at load 1/2: the
+// fingerprints alone do not say where a key goes in a larger table. So it
+// stays between 5 and 8 bytes a key, plus, between a rebuild becoming due
+// and happening, the keys of one batch in a map (extra).
+type keySet struct {
+	slots []uint32            // fingerprints; 0 is empty
+	n     int                 // keys in slots
+	extra map[uint64]struct{} // keys added while slots were full, until the next rebuild
+}
+
+const (
+	minSlots = 1 << 10
+	// A table holds at most maxLoadNum/maxLoadDen keys a slot: at 4/5, a
+	// lookup of a missing key reads about 13 slots (52 bytes), a found key 3.
+	maxLoadNum, maxLoadDen = 4, 5
+	// slotsPerKey is the size of a table built for n keys: 2n slots.
+	slotsPerKey = 2
+)
 
 // KeyHash is the de-duplication hash of an event's (source, id): FNV-1a of
 // source NUL id, as the events table's key_hash column holds it.
@@ -27,12 +55,89 @@ func KeyHash(source, id string) uint64 {
 	return h.Sum64()
 }
 
-func loadKeys(ctx context.Context, db *sql.DB) (*keySet, error) {
-	var n int64
+// newKeySet returns an empty set with room for n keys at load 1/2.
+func newKeySet(n int) *keySet {
+	return &keySet{slots: make([]uint32, max(minSlots, slotsPerKey*n))}
+}
+
+// fingerprint and home are where h lives: its fingerprint and the slot its
+// probe run starts at.
+func (k *keySet) fingerprint(h uint64) uint32 { return max(uint32(h), 1) }
+func (k *keySet) home(h uint64) int {
+	return int((h >> 32) * uint64(len(k.slots)) >> 32)
+}
+
+// has reports whether h may be in the set: true for every key added, and
+// for a few others.
+func (k *keySet) has(h uint64) bool {
+	f, i := k.fingerprint(h), k.home(h)
+	for {
+		switch k.slots[i] {
+		case f:
+			return true
+		case 0:
+			if len(k.extra) > 0 {
+				_, ok := k.extra[h]
+				return ok
+			}
+			return false
+		}
+		if i++; i == len(k.slots) {
+			i = 0
+		}
+	}
+}
+
+// add puts h in the set. A key added twice takes two slots (Write adds
+// each stored event once). When the table is full (load 4/5) the key goes
+// to extra, and full reports true until the set is rebuilt.
+func (k *keySet) add(h uint64) {
+	if (k.n+1)*maxLoadDen > len(k.slots)*maxLoadNum {
+		if k.extra == nil {
+			k.extra = make(map[uint64]struct{})
+		}
+		k.extra[h] = struct{}{}
+		return
+	}
+	f, i := k.fingerprint(h), k.home(h)
+	for k.slots[i] != 0 {
+		if i++; i == len(k.slots) {
+			i = 0
+		}
+	}
+	k.slots[i] = f
+	k.n++
+}
+
+// fits reports whether the table takes more keys without growing.
+func (k *keySet) fits(more int) bool {
+	return len(k.extra) == 0 && (k.n+more)*maxLoadDen <= len(k.slots)*maxLoadNum
+}
+
+func (k *keySet) len() int { return k.n + len(k.extra) }
+
+// bytes is the memory the set holds: its slots, and about 40 bytes a key
+// of extra (a Go map of uint64).
+func (k *keySet) bytes() int { return 4*len(k.slots) + 40*len(k.extra) }
+
+// querier is what loadKeys reads the events table through: the store's
+// *sql.DB at open, its writer *sql.Conn when the set grows.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// loadKeys builds the set of the keys of every stored event (load_keys.sql).
+func loadKeys(ctx context.Context, db *sql.DB) (*keySet, error) { return buildKeys(ctx, db, 0) }
+
+// buildKeys builds the set of the keys of every stored event with room for
+// more keys beyond them at load 1/2.
+func buildKeys(ctx context.Context, db querier, more int) (*keySet, error) {
+	var n int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n); err != nil {
 		return nil, fmt.Errorf("count events: %w", err)
 	}
-	ks := &keySet{m: make(map[uint64]struct{}, n)}
+	ks := newKeySet(n + more)
 	rows, err := db.QueryContext(ctx, queries.MustRead("ingest/load_keys.sql"))
 	if err != nil {
 		return nil, fmt.Errorf("load event keys: %w", err)
@@ -43,7 +148,7 @@ func loadKeys(ctx context.Context, db *sql.DB) (*keySet, error) {
 		if err := rows.Scan(&h); err != nil {
 			return nil, fmt.Errorf("load event keys: %w", err)
 		}
-		ks.m[h] = struct{}{}
+		ks.add(h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load event keys: %w", err)
@@ -51,6 +156,25 @@ func loadKeys(ctx context.Context, db *sql.DB) (*keySet, error) {
 	return ks, nil
 }
 
-func (k *keySet) has(h uint64) bool { _, ok := k.m[h]; return ok }
-func (k *keySet) add(h uint64)      { k.m[h] = struct{}{} }
-func (k *keySet) len() int          { return len(k.m) }
+// reserveKeys makes room in the set for a batch of n events before dedupe
+// looks them up, rebuilding it from the events table when it is full. Call
+// it with s.mu held.
+func (s *Store) reserveKeys(ctx context.Context, n int) error {
+	if s.keys.fits(n) {
+		return nil
+	}
+	ks, err := buildKeys(ctx, s.w, n)
+	if err != nil {
+		return fmt.Errorf("grow the de-duplication keys: %w", err)
+	}
+	s.keys = ks
+	return nil
+}
+
+// KeyBytes reports the memory the de-duplication set holds (its own size,
+// not the Go heap around it).
+func (s *Store) KeyBytes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys.bytes()
+}
