@@ -48,6 +48,9 @@ func TestContentHash(t *testing.T) {
 			if (got == want) != tt.same {
 				t.Errorf("ContentHash = %s, base %s; want same %v", got, want, tt.same)
 			}
+			if same, err := SameContent(base, e); err != nil || same != tt.same {
+				t.Errorf("SameContent = %v, %v; want %v", same, err, tt.same)
+			}
 			diff, err := ContentDiff(base, e)
 			if err != nil {
 				t.Fatal(err)
@@ -84,5 +87,76 @@ func TestContentHashOfAnyYear(t *testing.T) {
 			t.Fatalf("year %d hashes as another year", y)
 		}
 		seen[h] = true
+	}
+}
+
+// SameContent says what the content hashes say, whether it finds the
+// fields alike (a re-send spelled as stored) or has to hash.
+func FuzzSameContent(f *testing.F) {
+	f.Add([]byte(contentBase), []byte(contentBase))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, ".123456Z", ".123456999Z", 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, ".123456Z", ".123457Z", 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, `"trace":"t-1"`, `"trace":"t-2"`, 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, `"ok":true,`, `"ok": true,`, 1)))
+	f.Fuzz(func(t *testing.T, rawA, rawB []byte) {
+		a, err := Decode(rawA)
+		if err != nil {
+			return
+		}
+		b, err := Decode(rawB)
+		if err != nil {
+			return
+		}
+		ha, err := a.ContentHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb, err := b.ContentHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		same, err := SameContent(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ha == hb; same != want || (sameFields(a, b) && !want) {
+			t.Fatalf("SameContent = %v (fields alike %v), want %v (hashes %s, %s)", same, sameFields(a, b), want, ha, hb)
+		}
+	})
+}
+
+// Two events differing in one field only are never alike field by field:
+// the fast path of SameContent sees every field ContentHash does.
+func TestSameFieldsSeesEveryField(t *testing.T) {
+	base := decodeOK(t, contentBase)
+	base.DataSchema = "https://example.com/v1"
+	tests := []struct {
+		name   string
+		change func(e *Event)
+	}{
+		{"specversion", func(e *Event) { e.SpecVersion = "1.1" }},
+		{"id", func(e *Event) { e.ID = "e2" }},
+		{"source", func(e *Event) { e.Source = "coder/h/w2" }},
+		{"type", func(e *Event) { e.Type = HintStripped }},
+		{"time", func(e *Event) { e.Time = e.Time.Add(time.Microsecond) }},
+		{"subject", func(e *Event) { e.Subject = "s2" }},
+		{"datacontenttype", func(e *Event) { e.DataContentType = "text/json" }},
+		{"seq", func(e *Event) { e.Seq++ }},
+		{"dataschema", func(e *Event) { e.DataSchema = "" }},
+		{"extension value", func(e *Event) { e.Extensions = map[string]any{"trace": "t-2"} }},
+		{"extension gone", func(e *Event) { e.Extensions = nil }},
+		{"data", func(e *Event) { e.Data = append([]byte(nil), strings.Replace(string(e.Data), "grep", "sed", 1)...) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := *base
+			tt.change(&e)
+			if sameFields(base, &e) {
+				t.Fatalf("sameFields = true with another %s", tt.name)
+			}
+			if same, err := SameContent(base, &e); err != nil || same {
+				t.Fatalf("SameContent = %v, %v with another %s; want false", same, err, tt.name)
+			}
+		})
 	}
 }

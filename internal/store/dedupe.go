@@ -88,6 +88,10 @@ func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
 // conflict compares an event with the one first seen under its key: nil if
 // they are the same event, else the conflicting duplicate's dead letter.
 func conflict(first, e *events.Event, where string) (*Dead, error) {
+	same, err := events.SameContent(first, e)
+	if err != nil || same {
+		return nil, err
+	}
 	h1, err := first.ContentHash()
 	if err != nil {
 		return nil, err
@@ -95,9 +99,6 @@ func conflict(first, e *events.Event, where string) (*Dead, error) {
 	h2, err := e.ContentHash()
 	if err != nil {
 		return nil, err
-	}
-	if h1 == h2 {
-		return nil, nil
 	}
 	diff, err := events.ContentDiff(first, e)
 	if err != nil {
