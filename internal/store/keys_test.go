@@ -188,3 +188,38 @@ func TestKeysGrowFromTheTable(t *testing.T) {
 		t.Fatalf("%.2f bytes a key, want ≤ 10", got)
 	}
 }
+
+// BenchmarkKeySet measures a lookup of a missing key (every new event), of
+// a present one, and an add, in a set of 1M keys at load 0.625.
+func BenchmarkKeySet(b *testing.B) {
+	const n = 1_000_000
+	ks := newKeySet(n * 5 / 4) // load 1/2 after n·5/4 keys: 0.625 after n
+	src := splitmix64(4)
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = src.next()
+		ks.add(keys[i])
+	}
+	b.Run("has-missing", func(b *testing.B) {
+		other := splitmix64(5)
+		for b.Loop() {
+			ks.has(other.next())
+		}
+	})
+	b.Run("has-present", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			ks.has(keys[i%n])
+			i++
+		}
+	})
+	b.Run("add", func(b *testing.B) {
+		other := splitmix64(6)
+		for b.Loop() {
+			if !ks.fits(1) {
+				ks = newKeySet(n * 5 / 4)
+			}
+			ks.add(other.next())
+		}
+	})
+}
