@@ -1,6 +1,8 @@
 package events
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -159,4 +161,48 @@ func TestSameFieldsSeesEveryField(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The canonical form read with this package's parser is the one read with
+// encoding/json, for any data and extensions the parser reads
+// (canonicalMembers falls back to encoding/json for the rest).
+func FuzzCanonicalMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"task_id":4,"tool":"grep","hint":null,"ok":true,"duration_ms":5,"control":false}`,
+		`{ "b" : [1, 2.50, -0, 1e3, 1E-7, {"z":1,"a":[]}], "a" : {"é":"\u00e9\ud83d\ude00\n\t\"\\/<>&", "":""} }`,
+		`{"a":1,"a":2}`,
+		`{"s":"\u2028\u2029\u0000\u001f\u007f","n":[[],[{}],null,true,false]}`,
+		`{"b":1,"a":1,"ab":1,"B":1,"\u0061c":1}`,
+	} {
+		f.Add([]byte(s), "t-1")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, trace string) {
+		if !json.Valid(data) || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			return
+		}
+		e := decodeOK(t, contentBase)
+		e.Data = data
+		e.Extensions = map[string]any{"trace": trace, "n": json.Number("1.50")}
+		raw, err := e.MarshalJSON()
+		if err != nil {
+			return
+		}
+		var tr tree
+		if perr := tr.parse(raw); perr != nil {
+			return // canonicalMembers falls back to canonicalMembersOf
+		}
+		got := tr.members()
+		want, err := canonicalMembersOf(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("members %d, want %d", len(got), len(want))
+		}
+		for k, w := range want {
+			if g := got[k]; !bytes.Equal(g, w) {
+				t.Fatalf("member %s = %s, want %s", k, g, w)
+			}
+		}
+	})
 }
