@@ -111,3 +111,33 @@ func BenchmarkSchemaValidate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSameContent compares an event with a re-send of it, decoded
+// from the same bytes (the fields alike: no hashing) and from other
+// spelling (white space in data: both content hashes).
+func BenchmarkSameContent(b *testing.B) {
+	for name, raw := range benchMessages(b) {
+		a, err := Decode(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		same, err := Decode(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		other, err := Decode(bytes.ReplaceAll(raw, []byte(`,"`), []byte(`, "`)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for spelling, e := range map[string]*Event{"same-bytes": same, "other-spelling": other} {
+			b.Run(name+"/"+spelling, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if ok, err := SameContent(a, e); err != nil || !ok {
+						b.Fatalf("SameContent = %v, %v", ok, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -48,6 +50,9 @@ func TestContentHash(t *testing.T) {
 			if (got == want) != tt.same {
 				t.Errorf("ContentHash = %s, base %s; want same %v", got, want, tt.same)
 			}
+			if same, err := SameContent(base, e); err != nil || same != tt.same {
+				t.Errorf("SameContent = %v, %v; want %v", same, err, tt.same)
+			}
 			diff, err := ContentDiff(base, e)
 			if err != nil {
 				t.Fatal(err)
@@ -85,4 +90,119 @@ func TestContentHashOfAnyYear(t *testing.T) {
 		}
 		seen[h] = true
 	}
+}
+
+// SameContent says what the content hashes say, whether it finds the
+// fields alike (a re-send spelled as stored) or has to hash.
+func FuzzSameContent(f *testing.F) {
+	f.Add([]byte(contentBase), []byte(contentBase))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, ".123456Z", ".123456999Z", 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, ".123456Z", ".123457Z", 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, `"trace":"t-1"`, `"trace":"t-2"`, 1)))
+	f.Add([]byte(contentBase), []byte(strings.Replace(contentBase, `"ok":true,`, `"ok": true,`, 1)))
+	f.Fuzz(func(t *testing.T, rawA, rawB []byte) {
+		a, err := Decode(rawA)
+		if err != nil {
+			return
+		}
+		b, err := Decode(rawB)
+		if err != nil {
+			return
+		}
+		ha, err := a.ContentHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb, err := b.ContentHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		same, err := SameContent(a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ha == hb; same != want || (sameFields(a, b) && !want) {
+			t.Fatalf("SameContent = %v (fields alike %v), want %v (hashes %s, %s)", same, sameFields(a, b), want, ha, hb)
+		}
+	})
+}
+
+// Two events differing in one field only are never alike field by field:
+// the fast path of SameContent sees every field ContentHash does.
+func TestSameFieldsSeesEveryField(t *testing.T) {
+	base := decodeOK(t, contentBase)
+	base.DataSchema = "https://example.com/v1"
+	tests := []struct {
+		name   string
+		change func(e *Event)
+	}{
+		{"specversion", func(e *Event) { e.SpecVersion = "1.1" }},
+		{"id", func(e *Event) { e.ID = "e2" }},
+		{"source", func(e *Event) { e.Source = "coder/h/w2" }},
+		{"type", func(e *Event) { e.Type = HintStripped }},
+		{"time", func(e *Event) { e.Time = e.Time.Add(time.Microsecond) }},
+		{"subject", func(e *Event) { e.Subject = "s2" }},
+		{"datacontenttype", func(e *Event) { e.DataContentType = "text/json" }},
+		{"seq", func(e *Event) { e.Seq++ }},
+		{"dataschema", func(e *Event) { e.DataSchema = "" }},
+		{"extension value", func(e *Event) { e.Extensions = map[string]any{"trace": "t-2"} }},
+		{"extension gone", func(e *Event) { e.Extensions = nil }},
+		{"data", func(e *Event) { e.Data = append([]byte(nil), strings.Replace(string(e.Data), "grep", "sed", 1)...) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := *base
+			tt.change(&e)
+			if sameFields(base, &e) {
+				t.Fatalf("sameFields = true with another %s", tt.name)
+			}
+			if same, err := SameContent(base, &e); err != nil || same {
+				t.Fatalf("SameContent = %v, %v with another %s; want false", same, err, tt.name)
+			}
+		})
+	}
+}
+
+// The canonical form read with this package's parser is the one read with
+// encoding/json, for any data and extensions the parser reads
+// (canonicalMembers falls back to encoding/json for the rest).
+func FuzzCanonicalMembers(f *testing.F) {
+	for _, s := range []string{
+		`{"task_id":4,"tool":"grep","hint":null,"ok":true,"duration_ms":5,"control":false}`,
+		`{ "b" : [1, 2.50, -0, 1e3, 1E-7, {"z":1,"a":[]}], "a" : {"é":"\u00e9\ud83d\ude00\n\t\"\\/<>&", "":""} }`,
+		`{"a":1,"a":2}`,
+		`{"s":"\u2028\u2029\u0000\u001f\u007f","n":[[],[{}],null,true,false]}`,
+		`{"b":1,"a":1,"ab":1,"B":1,"\u0061c":1}`,
+	} {
+		f.Add([]byte(s), "t-1")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, trace string) {
+		if !json.Valid(data) || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			return
+		}
+		e := decodeOK(t, contentBase)
+		e.Data = data
+		e.Extensions = map[string]any{"trace": trace, "n": json.Number("1.50")}
+		raw, err := e.MarshalJSON()
+		if err != nil {
+			return
+		}
+		var tr tree
+		if perr := tr.parse(raw); perr != nil {
+			return // canonicalMembers falls back to canonicalMembersOf
+		}
+		got := tr.members()
+		want, err := canonicalMembersOf(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("members %d, want %d", len(got), len(want))
+		}
+		for k, w := range want {
+			if g := got[k]; !bytes.Equal(g, w) {
+				t.Fatalf("member %s = %s, want %s", k, g, w)
+			}
+		}
+	})
 }

@@ -32,10 +32,16 @@ type fate struct {
 // same content, is a duplicate; with other content, a dead letter
 // (ReasonConflictingDuplicate). Dead letters stay dead letters.
 func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
+	if err := s.reserveKeys(ctx, len(items)); err != nil {
+		return nil, err
+	}
+	hashes := make([]uint64, len(items))
 	var candidates []uint64
 	for i := range items {
 		if e := items[i].Event; e != nil {
-			if h := KeyHash(e.Source, e.ID); s.keys.has(h) {
+			h := KeyHash(e.Source, e.ID)
+			hashes[i] = h
+			if s.keys.has(h) {
 				candidates = append(candidates, h)
 			}
 		}
@@ -59,7 +65,7 @@ func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
 		}
 		if prior == nil {
 			inBatch[k] = e
-			fates[i].hash = KeyHash(e.Source, e.ID)
+			fates[i].hash = hashes[i]
 			continue
 		}
 		d, err := conflict(prior, e, where)
@@ -82,6 +88,10 @@ func (s *Store) dedupe(ctx context.Context, items []Item) ([]fate, error) {
 // conflict compares an event with the one first seen under its key: nil if
 // they are the same event, else the conflicting duplicate's dead letter.
 func conflict(first, e *events.Event, where string) (*Dead, error) {
+	same, err := events.SameContent(first, e)
+	if err != nil || same {
+		return nil, err
+	}
 	h1, err := first.ContentHash()
 	if err != nil {
 		return nil, err
@@ -89,9 +99,6 @@ func conflict(first, e *events.Event, where string) (*Dead, error) {
 	h2, err := e.ContentHash()
 	if err != nil {
 		return nil, err
-	}
-	if h1 == h2 {
-		return nil, nil
 	}
 	diff, err := events.ContentDiff(first, e)
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,50 @@ func TestConflictingDuplicateIsDeadLettered(t *testing.T) {
 	var tool string
 	if err := s.DB().QueryRow(`SELECT string_agg(tool, ',' ORDER BY seq) FROM tool_calls`).Scan(&tool); err != nil || tool != "grep,grep" {
 		t.Fatalf("tool_calls = %q (%v), want grep,grep: the first events stay", tool, err)
+	}
+}
+
+// The stored event that confirm rebuilds from its columns is the event
+// written, field by field (its time to the microsecond): data as sent,
+// extensions and dataschema as decoded. So a re-send spelled as it was
+// stored is found the same without hashing (events.SameContent), which is
+// what keeps re-sent batches cheap; if the write path ever rewrote data,
+// this fails.
+func TestConfirmRebuildsTheEventAsWritten(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	written := []*events.Event{
+		newEvent(t, "coder/h/w1", "s1", 1),
+		decode(t, `{"specversion":"1.0","id":"r1","source":"coder/h/w1","type":"agent.tool.called",`+
+			`"time":"2026-11-29T10:00:00.123456Z","subject":"s1","datacontenttype":"application/json","seq":3,`+
+			`"dataschema":"https://example.com/v1","trace":"t-1","n":1.50,"flag":true,`+
+			`"data":{ "task_id":4, "tool":"grep","hint":null,"ok":true,"duration_ms":5,"control":false,"error":"é\u00e9"}}`),
+	}
+	var items []Item
+	var hashes []uint64
+	for _, e := range written {
+		items = append(items, Item{Event: e})
+		hashes = append(hashes, KeyHash(e.Source, e.ID))
+	}
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: items}); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.confirm(ctx, hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range written {
+		got := stored[key{e.Source, e.ID}]
+		if got == nil {
+			t.Fatalf("confirm found no stored event %s", e.ID)
+		}
+		if !got.Time.Equal(e.Time) {
+			t.Errorf("stored time %v, want %v", got.Time, e.Time)
+		}
+		g, w := *got, *e
+		g.Time, w.Time = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("stored event rebuilt as\n%#v\nwant\n%#v", g, w)
+		}
 	}
 }
