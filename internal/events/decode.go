@@ -188,6 +188,7 @@ func (d *decoder) decode(raw []byte) (*Event, *Error) {
 		Seq:             seqv,
 		Data:            d.data(data),
 	}
+	ev.cache = readTyped(t, data, et, ev.Data)
 	if dataschema != 0 {
 		ev.DataSchema = string(t.text(dataschema))
 	}

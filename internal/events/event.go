@@ -52,6 +52,10 @@ type Event struct {
 	Extensions map[string]any `json:"-"`
 	// Data is the JSON object of the event's data; Payload decodes it.
 	Data json.RawMessage `json:"data"`
+
+	// cache is Data read into Go by Decode (see Payload); nil for an
+	// Event built otherwise.
+	cache *goData
 }
 
 // New returns a valid event of type typ from source, in session at position
