@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
@@ -271,13 +272,52 @@ func nullable(s *string) any {
 }
 
 // flushError is an appender's flush error as FaultOf must see it: the
-// DuckDB error inside, whose kind says whose fault it is (a constraint an
-// event's row breaks, or the environment), without the driver's wrapping,
-// which FaultOf cannot attribute and would count as the environment's.
+// DuckDB error inside, without the driver's wrapping (which FaultOf cannot
+// attribute, and so counts as the environment's), and with its kind when a
+// constraint refused the rows (see appenderConstraint).
 func flushError(err error) error {
 	var de *duckdb.Error
-	if errors.As(err, &de) {
-		return de
+	if !errors.As(err, &de) {
+		return err
 	}
-	return err
+	if appenderConstraint(de) {
+		return &duckdb.Error{Type: duckdb.ErrorTypeConstraint, Msg: de.Msg}
+	}
+	return de
+}
+
+// appendError is an error of AppendRow as FaultOf must see it: a DuckDB
+// error (the appender passed a full chunk on, which may flush rows) as
+// flushError says, any other the appender's refusal to convert a value,
+// the event's.
+func appendError(err error) error {
+	var de *duckdb.Error
+	if errors.As(err, &de) {
+		return flushError(err)
+	}
+	return &eventError{err}
+}
+
+// appenderConstraint says whether an appender's error is a constraint that
+// refused its rows (a unique index, NOT NULL, CHECK, a foreign key): the
+// events' fault. DuckDB's C API reports an appender's errors as text
+// without their kind ("Failed to append: Duplicate key ... violates unique
+// constraint."), which duckdb-go makes an error of kind Invalid; a SQL
+// statement would have raised a Constraint error. Any other text keeps its
+// kind, the environment's.
+func appenderConstraint(de *duckdb.Error) bool {
+	if de.Type != duckdb.ErrorTypeInvalid {
+		return false
+	}
+	msg, ok := strings.CutPrefix(de.Msg, "Failed to append: ")
+	if !ok {
+		return false
+	}
+	for _, phrase := range []string{"constraint violation", "violates unique constraint", "violates primary key constraint",
+		"NOT NULL constraint failed", "CHECK constraint failed", "foreign key constraint"} {
+		if strings.Contains(msg, phrase) {
+			return true
+		}
+	}
+	return false
 }

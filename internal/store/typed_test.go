@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/sim"
 	"github.com/evosignal/evosignal/queries"
@@ -252,5 +254,69 @@ func TestEventsStoredAsSent(t *testing.T) {
 		if want, _ := extJSON(e); (ext == nil) != (e.Extensions == nil && e.DataSchema == "") || ext != nil && *ext != want {
 			t.Errorf("event %s: ext %v, want %s", e.ID, ext, want)
 		}
+	}
+}
+
+// A constraint that refuses an event's row when an appender flushes (here a
+// unique index on session_starts, which the appender reports without the
+// error's kind) is the event's fault: WriteIsolating dead-letters that
+// event alone and stores the rest of its batch.
+func TestAppenderConstraintIsTheEvents(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	if _, err := s.DB().ExecContext(ctx, `CREATE UNIQUE INDEX one_start ON session_starts (session)`); err != nil {
+		t.Fatal(err)
+	}
+	start := func(seq int64) *events.Event {
+		return rawEvent(t, "coder/h/w1", "u1", seq, events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":[]}`)
+	}
+	again := start(3)
+	_, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{{Event: start(1)}, {Event: again}}})
+	if err == nil || FaultOf(err) != FaultEvent {
+		t.Fatalf("Write of two starts of a session under a unique index = %v (fault %v), want an error of the event", err, FaultOf(err))
+	}
+	res, err := s.WriteIsolating(ctx, Batch{Origin: FromFile, Items: []Item{
+		{Event: start(1)}, {Event: newEvent(t, "coder/h/w1", "u1", 2)}, {Event: again}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Result{Accepted: 2, DeadLetters: 1}); res != want {
+		t.Fatalf("WriteIsolating = %+v, want %+v", res, want)
+	}
+	var code, id string
+	if err := s.DB().QueryRowContext(ctx, `SELECT reason_code, id FROM dead_letters`).Scan(&code, &id); err != nil {
+		t.Fatal(err)
+	}
+	if code != ReasonStoreRejected || id != again.ID {
+		t.Fatalf("dead letter %s of %s, want %s of %s", code, id, ReasonStoreRejected, again.ID)
+	}
+	if n := count(t, s, `SELECT count(*) FROM session_starts`); n != 1 {
+		t.Fatalf("session_starts = %d rows, want 1", n)
+	}
+}
+
+// The appender's errors: a constraint's text is the event's, any other the
+// environment's, whatever the text.
+func TestFlushError(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  string
+		want Fault
+	}{
+		{"unique", `Failed to append: Duplicate key "session: u1" violates unique constraint.`, FaultEvent},
+		{"unique in one batch", `Failed to append: PRIMARY KEY or UNIQUE constraint violation: duplicate key "u1"`, FaultEvent},
+		{"primary key", `Failed to append: Duplicate key "id: 1" violates primary key constraint.`, FaultEvent},
+		{"not null", `Failed to append: NOT NULL constraint failed: plans.kind`, FaultEvent},
+		{"out of memory", `Failed to append: could not allocate block of size 256.0 KiB (1.9 GiB/1.9 GiB used)`, FaultEnvironment},
+		{"io", `Failed to append: Could not write file "/x/db.wal": No space left on device`, FaultEnvironment},
+		{"not an appender's", `Duplicate key "session: u1" violates unique constraint.`, FaultEnvironment},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := fmt.Errorf("append batch: %w", flushError(fmt.Errorf("could not flush appender: %w", &duckdb.Error{Type: duckdb.ErrorTypeInvalid, Msg: tt.msg})))
+			if got := FaultOf(err); got != tt.want {
+				t.Fatalf("FaultOf(%v) = %v, want %v", err, got, tt.want)
+			}
+		})
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	duckdb "github.com/duckdb/duckdb-go/v2"
-
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/queries"
 )
@@ -307,14 +305,7 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 		err = s.app.appendTyped(e)
 	}
 	if err != nil {
-		var de *duckdb.Error
-		if !errors.As(err, &de) {
-			// The appender could not convert a value: the event's. A
-			// DuckDB error here (a flush of the appender's chunk) is
-			// classified by its kind.
-			err = &eventError{err}
-		}
-		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, err)
+		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, appendError(err))
 	}
 	return nil
 }
