@@ -128,24 +128,16 @@ func (s *Store) newAppenders() error {
 	})
 }
 
-// closeAppenders closes every appender (which flushes what it holds).
+// closeAppenders drops what the appenders still buffer and closes them.
+// Every committed batch flushed its rows: anything left belongs to a batch
+// that failed, and Close would flush it outside that batch's transaction
+// (on a failed batch, or before the store opens its file again).
 func (s *Store) closeAppenders() error {
 	var errs []error
 	for _, a := range s.app.all() {
 		if *a != nil {
-			errs = append(errs, (*a).Close())
+			errs = append(errs, (*a).Clear(), (*a).Close())
 			*a = nil
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// clearAppenders drops the rows every appender buffers.
-func (s *Store) clearAppenders() error {
-	var errs []error
-	for _, a := range s.app.all() {
-		if *a != nil {
-			errs = append(errs, (*a).Clear())
 		}
 	}
 	return errors.Join(errs...)

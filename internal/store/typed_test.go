@@ -320,3 +320,44 @@ func TestFlushError(t *testing.T) {
 		})
 	}
 }
+
+// A batch that fails after some of its appenders took rows (here the
+// session_starts flush, refused by a unique index, after events flushed
+// and while tool_calls and session_ends still hold theirs) leaves nothing
+// behind: the next batch stores its own rows only.
+func TestFailedBatchLeavesNoRows(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	if _, err := s.DB().ExecContext(ctx, `CREATE UNIQUE INDEX one_start ON session_starts (session)`); err != nil {
+		t.Fatal(err)
+	}
+	start := func(seq int64) *events.Event {
+		return rawEvent(t, "coder/h/w1", "f1", seq, events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":[]}`)
+	}
+	end := rawEvent(t, "coder/h/w1", "f1", 9, events.SessionEnded, `{"outcome":"success","replans":0,"tool_calls":0,"failed_tool_calls":0,"iterations":0,"duration_ms":0}`)
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{{Event: start(1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{
+		{Event: newEvent(t, "coder/h/w1", "f1", 2)}, {Event: start(3)}, {Event: end},
+		{Raw: []byte(`{`), Dead: &Dead{Code: "malformed_json", Reason: "unexpected end"}}}}); err == nil {
+		t.Fatal("Write of a second start under a unique index: no error")
+	}
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{{Event: newEvent(t, "coder/h/w1", "f2", 4)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int64{
+		`SELECT count(*) FROM events`:                            2,
+		`SELECT count(*) FROM tool_calls`:                        1,
+		`SELECT count(*) FROM tool_calls WHERE session = 'f1'`:   0,
+		`SELECT count(*) FROM session_starts`:                    1,
+		`SELECT count(*) FROM session_ends`:                      0,
+		`SELECT count(*) FROM dead_letters`:                      0,
+		`SELECT count(*) FROM facts_pending`:                     2,
+		`SELECT count(*) FROM ingest_batches WHERE accepted > 0`: 2,
+	} {
+		if got := count(t, s, q); got != want {
+			t.Errorf("%s = %d, want %d", q, got, want)
+		}
+	}
+}

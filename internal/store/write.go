@@ -144,7 +144,7 @@ var ErrClosed = errors.New("store is closed")
 // transaction). The appenders are then made anew. If that fails the store
 // refuses further writes until it opens its file again.
 func (s *Store) reset() error {
-	err := errors.Join(s.clearAppenders(), s.closeAppenders())
+	err := s.closeAppenders()
 	if err == nil {
 		err = s.newAppenders()
 	}
