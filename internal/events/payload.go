@@ -21,14 +21,36 @@ func (e *Event) Payload() (any, error) {
 // Has reports whether the data of e has the member name: an optional member
 // may be absent, and a string member that is present may be empty, which
 // the typed data (Payload) does not tell apart. False when the data does not
-// pass the schema of e.Type. Like Payload, it reads what Decode kept.
+// pass the schema of e.Type. Like Payload, it reads what Decode kept; on
+// another event it reads the data, each call (PayloadMembers reads it once
+// for both).
 func (e *Event) Has(member string) bool {
+	_, m, err := e.PayloadMembers()
+	return err == nil && m.Has(member)
+}
+
+// PayloadMembers is Payload that also returns which members the data has.
+func (e *Event) PayloadMembers() (any, Members, error) {
 	td, err := e.typedData()
 	if err != nil {
+		return nil, Members{}, err
+	}
+	return td.value, Members{spec: dataSpecs[td.typ], set: td.members}, nil
+}
+
+// Members is the set of members of an event's data (PayloadMembers).
+type Members struct {
+	spec *objSpec
+	set  uint32 // bit i: spec.fields[i]
+}
+
+// Has reports whether the data has the member name.
+func (m Members) Has(name string) bool {
+	if m.spec == nil {
 		return false
 	}
-	i := dataSpecs[td.typ].index(member)
-	return i >= 0 && td.members&(1<<i) != 0
+	i := m.spec.index(name)
+	return i >= 0 && m.set&(1<<i) != 0
 }
 
 // goData is the data of an event read into Go: the value Payload returns

@@ -19,7 +19,7 @@ import (
 // from the event log: Rebuild runs them, and the tests check that both give
 // the same tables (typed_test.go). A column's meaning is theirs: NULL where
 // the SQL reads an absent member, the empty string where the member is an
-// empty string (events.Event.Has), 1-based positions, is_new as plan_tasks.sql
+// empty string (events.Members), 1-based positions, is_new as plan_tasks.sql
 // computes it.
 
 // typedTables are the typed tables in the order they are flushed, with
@@ -145,7 +145,7 @@ func (s *Store) closeAppenders() error {
 
 // appendTyped appends the rows of the typed tables that event e gives.
 func (a *appenders) appendTyped(e *events.Event) error {
-	p, err := e.Payload()
+	p, has, err := e.PayloadMembers()
 	if err != nil {
 		// The data does not pass the schema of its type (an Event changed
 		// after Decode): the SQL derivation would refuse it too.
@@ -160,17 +160,17 @@ func (a *appenders) appendTyped(e *events.Event) error {
 		}
 		return a.sessionStarts.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			d.Agent, d.AgentVersion, d.Model, d.Goal, d.Tools,
-			member(e, "task_type", d.TaskType), member(e, "ruleset", d.Ruleset), rules)
+			member(has, "task_type", d.TaskType), member(has, "ruleset", d.Ruleset), rules)
 	case *events.PlanCreatedData:
 		if err := a.plans.AppendRow(session, e.Source, e.ID, e.Seq, at,
-			"created", nil, string(d.Origin), member(e, "parse_error", d.ParseError), int64(len(d.Tasks))); err != nil {
+			"created", nil, string(d.Origin), member(has, "parse_error", d.ParseError), int64(len(d.Tasks))); err != nil {
 			return err
 		}
 		return a.appendPlanTasks(session, e.Seq, d.Tasks, nil, true)
 	case *events.PlanUpdatedData:
 		if err := a.replans.AppendRow(session, e.Source, e.ID, e.Seq, at,
-			d.Replan, string(d.Trigger), member(e, "reason", d.Reason), d.Valid, d.OverCap,
-			member(e, "error", d.Error), int64(len(d.Tasks)), d.Kept, int64(len(d.Dropped))); err != nil {
+			d.Replan, string(d.Trigger), member(has, "reason", d.Reason), d.Valid, d.OverCap,
+			member(has, "error", d.Error), int64(len(d.Tasks)), d.Kept, int64(len(d.Dropped))); err != nil {
 			return err
 		}
 		for i, t := range d.Dropped {
@@ -189,19 +189,19 @@ func (a *appenders) appendTyped(e *events.Event) error {
 		return a.appendPlanTasks(session, e.Seq, d.Tasks, d.Kept, false)
 	case *events.HintStrippedData:
 		return a.hintsStripped.AppendRow(session, e.Source, e.ID, e.Seq, at,
-			d.TaskID, d.ToolHint, string(d.Phase), string(d.Reason), member(e, "rule_id", d.RuleID))
+			d.TaskID, d.ToolHint, string(d.Phase), string(d.Reason), member(has, "rule_id", d.RuleID))
 	case *events.ToolCalledData:
 		var task any
 		if d.TaskID != nil {
 			task = *d.TaskID
 		}
 		return a.toolCalls.AppendRow(session, e.Source, e.ID, e.Seq, at,
-			task, d.Tool, nullable(d.Hint), d.OK, member(e, "error_kind", d.ErrorKind),
-			member(e, "error", d.Error), d.DurationMS, d.Control)
+			task, d.Tool, nullable(d.Hint), d.OK, member(has, "error_kind", d.ErrorKind),
+			member(has, "error", d.Error), d.DurationMS, d.Control)
 	case *events.TaskCompletedData:
 		return a.taskCompletions.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			d.TaskID, string(d.Completion), nullString(string(d.Reported)), d.ToolCalls,
-			member(e, "summary", d.Summary))
+			member(has, "summary", d.Summary))
 	case *events.DepthLimitReachedData:
 		return a.depthLimits.AppendRow(session, e.Source, e.ID, e.Seq, at, d.TaskID, d.ToolCalls, d.Limit)
 	case *events.SessionEndedData:
@@ -246,10 +246,10 @@ func keptSet(kept []int64) func(int64) bool {
 	return func(id int64) bool { _, ok := m[id]; return ok }
 }
 
-// member is an optional string member of e's data: NULL when absent, its
-// value (which may be empty) when present.
-func member(e *events.Event, name, value string) any {
-	if value == "" && !e.Has(name) {
+// member is an optional string member of an event's data: NULL when
+// absent, its value (which may be empty) when present.
+func member(has events.Members, name, value string) any {
+	if value == "" && !has.Has(name) {
 		return nil
 	}
 	return value
