@@ -66,7 +66,7 @@ func cornerEvents(tb testing.TB) []*events.Event {
 		{events.ToolCalled, `{"task_id":9007199254740991,"tool":"grep","hint":"g","ok":false,"error_kind":"timeout","error":"☃ \u0041","duration_ms":9007199254740991,"control":false}`},
 		{events.TaskCompleted, `{"task_id":1,"completion":"success","tool_calls":0}`},
 		{events.TaskCompleted, `{"task_id":1,"completion":"failure","reported":"success","tool_calls":3,"summary":""}`},
-		{events.TaskCompleted, `{"task_id":2,"completion":"partial_success","reported":"partial_success","tool_calls":3,"summary":"done ✓"}`},
+		{events.TaskCompleted, `{"task_id":2,"completion":"partial_success","reported":"partial_success","tool_calls":3,"summary":"done ✓ nul:\u0000 end"}`},
 		{events.DepthLimitReached, `{"task_id":1,"tool_calls":0,"limit":1}`},
 		{events.SessionEnded, `{"outcome":"success","replans":0,"tool_calls":0,"failed_tool_calls":0,"iterations":0,"duration_ms":0}`},
 		{events.SessionEnded, `{"outcome":"timeout","replans":2,"tool_calls":5,"failed_tool_calls":1,"iterations":7,"duration_ms":12345,"feedback":"neg"}`},

@@ -298,7 +298,7 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 		ext = j
 	}
 	err := s.app.events.AppendRow(
-		e.Source, e.ID, string(e.Type), e.Time.UTC(), e.Subject, e.Seq, string(e.Data),
+		e.Source, e.ID, string(e.Type), e.Time.UTC(), e.Subject, e.Seq, []byte(e.Data),
 		events.AgentOf(e.Source), ext, nullString(it.Subject), nullSeq(it.StreamSeq), now, h,
 	)
 	if err == nil {
