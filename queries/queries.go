@@ -13,8 +13,10 @@
 //     reaches every database. Some migrations created views too (0001-0003,
 //     before views/ existed): views/ holds their current definitions.
 //   - derive/*.sql fill the typed tables from the rows of batch_events, a view
-//     or table with the columns of events: the ingester runs them on each
-//     batch it commits, and a rebuild runs them over the whole events table.
+//     or table with the columns of events: a rebuild runs them over the whole
+//     events table. They are the reference: the ingester writes the same
+//     rows from the events it decoded (internal/store/typed.go), and a test
+//     holds the two equal.
 //   - include/*.sql and analyze/mappings_task_types.sql are fragments, not
 //     statements: a file that needs one has a line "-- @include PATH" (PATH
 //     from this directory) in its place, and Expand puts the fragment there.

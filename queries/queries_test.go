@@ -130,9 +130,13 @@ func TestEveryFilePrepares(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	// derive/ reads the writer's staging table.
-	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
-		t.Fatal(err)
+	// derive/ and ingest/append_events.sql read batch_events (the rebuild's
+	// view of the event log, or the events appender's rows);
+	// ingest/append_facts_pending.sql reads its appender's batch_sessions.
+	for _, q := range []string{queries.MustRead("ingest/rebuild_view.sql"), `CREATE TEMP TABLE batch_sessions (session VARCHAR)`} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	frags, err := queries.Fragments()
 	if err != nil {

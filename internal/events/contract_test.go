@@ -37,7 +37,7 @@ func readSchema(tb testing.TB, name string) schemaDoc {
 func jsonFields(typ reflect.Type) (all, required []string) {
 	for f := range typ.Fields() {
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		if name == "-" || !f.IsExported() {
 			continue
 		}
 		all = append(all, name)

@@ -23,10 +23,20 @@ import (
 // rewritten as plain digits, so that every later reader of Data sees an
 // integer. Extension values are strings, bools or json.Numbers.
 //
+// The event keeps its data read into Go (see Payload), from the parse that
+// validated it, so that a reader of every event (the ingester) does not
+// parse the data again.
+//
 // Decode is safe for concurrent use.
 func Decode(raw []byte) (*Event, error) {
+	return decodeEvent(raw, true)
+}
+
+// decodeEvent is Decode; typed says whether the event keeps its typed data
+// (New's events do not: a publisher never reads them).
+func decodeEvent(raw []byte, typed bool) (*Event, error) {
 	d := decoders.Get().(*decoder)
-	ev, err := d.decode(raw)
+	ev, err := d.decode(raw, typed)
 	d.release()
 	if err != nil {
 		return nil, err
@@ -69,7 +79,7 @@ const (
 // is reported.
 var required = [...]string{attrSpecVersion, attrID, attrSource, attrType, attrTime, attrSubject, attrDataContentType, attrSeq, attrData}
 
-func (d *decoder) decode(raw []byte) (*Event, *Error) {
+func (d *decoder) decode(raw []byte, typed bool) (*Event, *Error) {
 	t := &d.t
 	if err := t.parse(raw); err != nil {
 		return nil, err
@@ -187,6 +197,9 @@ func (d *decoder) decode(raw []byte) (*Event, *Error) {
 		DataContentType: ContentType,
 		Seq:             seqv,
 		Data:            d.data(data),
+	}
+	if typed {
+		ev.cache = readTyped(t, data, et, ev.Data)
 	}
 	if dataschema != 0 {
 		ev.DataSchema = string(t.text(dataschema))

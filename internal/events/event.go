@@ -52,12 +52,17 @@ type Event struct {
 	Extensions map[string]any `json:"-"`
 	// Data is the JSON object of the event's data; Payload decodes it.
 	Data json.RawMessage `json:"data"`
+
+	// cache is Data read into Go by Decode (see Payload); nil for an
+	// Event built otherwise.
+	cache *goData
 }
 
 // New returns a valid event of type typ from source, in session at position
 // seq, happened at at, with data marshalled by encoding/json (typically a
 // *XxxData of typ). Its ID is a new UUIDv7. The event is exactly what Decode
-// returns for its encoding (Time in UTC, and so on). An event that would not
+// returns for its encoding (Time in UTC, and so on), but for the typed data
+// Decode keeps: Payload reads the data when asked. An event that would not
 // pass Decode is an error wrapping an *Error.
 func New(source, session string, seq int64, typ Type, at time.Time, data any) (*Event, error) {
 	id, err := uuid.NewV7()
@@ -83,8 +88,10 @@ func New(source, session string, seq int64, typ Type, at time.Time, data any) (*
 	if err != nil {
 		return nil, fmt.Errorf("new %s event: %w", typ, err)
 	}
-	// Return what a receiver will decode, so that the two never differ.
-	ev, err := Decode(raw)
+	// Return what a receiver will decode, so that the two never differ
+	// (but for the typed data Decode keeps, which a sender does not need:
+	// Payload reads the data when asked).
+	ev, err := decodeEvent(raw, false)
 	if err != nil {
 		return nil, fmt.Errorf("new %s event: %w", typ, err)
 	}
@@ -100,7 +107,7 @@ func (e *Event) Validate() error {
 	}
 	d := decoders.Get().(*decoder)
 	defer d.release()
-	if _, err := d.decode(b); err != nil {
+	if _, err := d.decode(b, false); err != nil {
 		return err
 	}
 	return nil

@@ -51,11 +51,19 @@ func TestNewRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode(json.Marshal(New())) error = %v", err)
 			}
-			if !reflect.DeepEqual(got, ev) {
+			// Decode's event also keeps its typed data; New's does not.
+			if got.cache == nil || ev.cache != nil {
+				t.Errorf("Decode kept typed data: %v, New: %v; want Decode's only", got.cache != nil, ev.cache != nil)
+			}
+			plain := *got
+			plain.cache = nil
+			if !reflect.DeepEqual(&plain, ev) {
 				t.Errorf("Decode(json.Marshal(ev)) = %+v\nwant %+v", got, ev)
 			}
 			var viaUnmarshal Event
-			if err := json.Unmarshal(b, &viaUnmarshal); err != nil || !reflect.DeepEqual(&viaUnmarshal, ev) {
+			err = json.Unmarshal(b, &viaUnmarshal)
+			viaUnmarshal.cache = nil
+			if err != nil || !reflect.DeepEqual(&viaUnmarshal, ev) {
 				t.Errorf("json.Unmarshal() = %+v, %v, want %+v", viaUnmarshal, err, ev)
 			}
 			payload, err := got.Payload()
@@ -332,5 +340,73 @@ func TestEnums(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Has tells an optional member that is absent from one that is present and
+// empty, which the typed data does not; Decode's events and others alike.
+func TestHas(t *testing.T) {
+	tests := []struct {
+		name   string
+		data   string
+		member string
+		want   bool
+	}{
+		{"absent", `{"task_id":1,"completion":"success","tool_calls":0}`, "summary", false},
+		{"empty", `{"task_id":1,"completion":"success","tool_calls":0,"summary":""}`, "summary", true},
+		{"set", `{"task_id":1,"completion":"success","tool_calls":0,"summary":"s"}`, "summary", true},
+		{"required", `{"task_id":1,"completion":"success","tool_calls":0}`, "task_id", true},
+		{"not a member of the type", `{"task_id":1,"completion":"success","tool_calls":0}`, "tasks", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := strings.Replace(base, `"data":{"task_id":1,"tool":"grep","hint":null,"ok":true,"duration_ms":12,"control":false}`, `"data":`+tt.data, 1)
+			decoded, err := Decode([]byte(strings.Replace(raw, `"agent.tool.called"`, `"agent.task.completed"`, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			built := Event{Type: TaskCompleted, Data: json.RawMessage(tt.data)}
+			for _, e := range []*Event{decoded, &built} {
+				if got := e.Has(tt.member); got != tt.want {
+					t.Errorf("Has(%q) on %s = %v, want %v", tt.member, tt.data, got, tt.want)
+				}
+			}
+		})
+	}
+	if (&Event{Type: TaskCompleted, Data: json.RawMessage(`{"summary":""}`)}).Has("summary") {
+		t.Error("Has on data that does not pass the schema = true, want false")
+	}
+}
+
+// Payload reads what Decode kept while the event's type and data are the
+// ones decoded, and the data again once either was replaced.
+func TestPayloadAfterChange(t *testing.T) {
+	e, err := Decode([]byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := e.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _ := e.Payload()
+	if p1 != p2 {
+		t.Error("Payload() on a decoded event read its data again")
+	}
+	if d, ok := p1.(*ToolCalledData); !ok || d.Tool != "grep" {
+		t.Fatalf("Payload() = %#v, want the tool call of base", p1)
+	}
+	e.Data = json.RawMessage(`{"task_id":null,"tool":"find","hint":null,"ok":true,"duration_ms":1,"control":false}`)
+	if p, err := e.Payload(); err != nil || p.(*ToolCalledData).Tool != "find" {
+		t.Errorf("Payload() after Data changed = %#v, %v, want the new data", p, err)
+	}
+	e.Type = DepthLimitReached
+	e.Data = json.RawMessage(`{"task_id":1,"tool_calls":2,"limit":2}`)
+	if p, err := e.Payload(); err != nil || *p.(*DepthLimitReachedData) != (DepthLimitReachedData{TaskID: 1, ToolCalls: 2, Limit: 2}) {
+		t.Errorf("Payload() after Type and Data changed = %#v, %v, want the new data", p, err)
+	}
+	e.Type = HintStripped
+	if _, err := e.Payload(); err == nil {
+		t.Error("Payload() of data that does not fit the new type: no error")
 	}
 }

@@ -4,7 +4,70 @@ package events
 // SessionStarted, *PlanCreatedData for PlanCreated, and so on. It checks the
 // data against the schema of e.Type first, so it also works on an Event that
 // did not come from Decode; the error is then an *Error as from Decode.
+//
+// An event from Decode carries its typed data, read from the tree Decode
+// parsed: Payload returns it without parsing the data again, as long as
+// e.Type and e.Data are the ones Decode set (bytes of Data changed in place
+// are not noticed). The value is then shared by every Payload call on e and
+// on its copies: treat it as read-only.
 func (e *Event) Payload() (any, error) {
+	td, err := e.typedData()
+	if err != nil {
+		return nil, err
+	}
+	return td.value, nil
+}
+
+// Has reports whether the data of e has the member name: an optional member
+// may be absent, and a string member that is present may be empty, which
+// the typed data (Payload) does not tell apart. False when the data does not
+// pass the schema of e.Type. Like Payload, it reads what Decode kept; on
+// another event it reads the data, each call (PayloadMembers reads it once
+// for both).
+func (e *Event) Has(member string) bool {
+	_, m, err := e.PayloadMembers()
+	return err == nil && m.Has(member)
+}
+
+// PayloadMembers is Payload that also returns which members the data has.
+func (e *Event) PayloadMembers() (any, Members, error) {
+	td, err := e.typedData()
+	if err != nil {
+		return nil, Members{}, err
+	}
+	return td.value, Members{spec: dataSpecs[td.typ], set: td.members}, nil
+}
+
+// Members is the set of members of an event's data (PayloadMembers).
+type Members struct {
+	spec *objSpec
+	set  uint32 // bit i: spec.fields[i]
+}
+
+// Has reports whether the data has the member name.
+func (m Members) Has(name string) bool {
+	if m.spec == nil {
+		return false
+	}
+	i := m.spec.index(name)
+	return i >= 0 && m.set&(1<<i) != 0
+}
+
+// goData is the data of an event read into Go: the value Payload returns
+// and the members present, bit i for field i of the type's objSpec.
+type goData struct {
+	typ     Type
+	data    []byte // the Data it was read from
+	value   any
+	members uint32
+}
+
+// typedData returns what Decode kept of e's data while it still describes
+// e, and reads the data again otherwise.
+func (e *Event) typedData() (*goData, error) {
+	if c := e.cache; c != nil && c.typ == e.Type && sameSlice(c.data, e.Data) {
+		return c, nil
+	}
 	spec, ok := dataSpecs[e.Type]
 	if !ok {
 		return nil, &Error{Reason: ReasonUnknownType, Path: "/type", Msg: quote([]byte(e.Type)) + " is not a v1 event type"}
@@ -21,29 +84,52 @@ func (e *Event) Payload() (any, error) {
 	if err := d.v.object(0, spec); err != nil {
 		return nil, err
 	}
-	b := builder{t: t}
-	switch e.Type {
-	case SessionStarted:
-		return b.sessionStarted(), nil
-	case PlanCreated:
-		return b.planCreated(), nil
-	case HintStripped:
-		return b.hintStripped(), nil
-	case PlanUpdated:
-		return b.planUpdated(), nil
-	case ToolCalled:
-		return b.toolCalled(), nil
-	case TaskCompleted:
-		return b.taskCompleted(), nil
-	case DepthLimitReached:
-		return b.depthLimitReached(), nil
-	default: // SessionEnded
-		return b.sessionEnded(), nil
-	}
+	return readTyped(t, 0, e.Type, e.Data), nil
 }
 
-// builder reads a validated data tree into the typed structs.
-type builder struct{ t *tree }
+// sameSlice says whether a and b are the same bytes in memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// readTyped reads the validated data object at node root of t, of type typ,
+// into its typed value; data is the Data of the event it describes.
+func readTyped(t *tree, root int32, typ Type, data []byte) *goData {
+	b := builder{t: t, root: root}
+	td := &goData{typ: typ, data: data}
+	spec := dataSpecs[typ]
+	b.members(root, func(key []byte, _ int32) {
+		if i := spec.lookup(key); i >= 0 {
+			td.members |= 1 << i
+		}
+	})
+	switch typ {
+	case SessionStarted:
+		td.value = b.sessionStarted()
+	case PlanCreated:
+		td.value = b.planCreated()
+	case HintStripped:
+		td.value = b.hintStripped()
+	case PlanUpdated:
+		td.value = b.planUpdated()
+	case ToolCalled:
+		td.value = b.toolCalled()
+	case TaskCompleted:
+		td.value = b.taskCompleted()
+	case DepthLimitReached:
+		td.value = b.depthLimitReached()
+	default: // SessionEnded
+		td.value = b.sessionEnded()
+	}
+	return td
+}
+
+// builder reads a validated data tree into the typed structs; root is the
+// node of the data object.
+type builder struct {
+	t    *tree
+	root int32
+}
 
 // members calls f with the key and value node of each member of object i.
 func (b builder) members(i int32, f func(key []byte, v int32)) {
@@ -127,7 +213,7 @@ func (b builder) tasks(i int32) []Task {
 
 func (b builder) sessionStarted() *SessionStartedData {
 	d := new(SessionStartedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "goal":
 			d.Goal = b.str(v)
@@ -152,7 +238,7 @@ func (b builder) sessionStarted() *SessionStartedData {
 
 func (b builder) planCreated() *PlanCreatedData {
 	d := new(PlanCreatedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "tasks":
 			d.Tasks = b.tasks(v)
@@ -167,7 +253,7 @@ func (b builder) planCreated() *PlanCreatedData {
 
 func (b builder) hintStripped() *HintStrippedData {
 	d := new(HintStrippedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "task_id":
 			d.TaskID = b.int(v)
@@ -186,7 +272,7 @@ func (b builder) hintStripped() *HintStrippedData {
 
 func (b builder) planUpdated() *PlanUpdatedData {
 	d := new(PlanUpdatedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "replan":
 			d.Replan = b.int(v)
@@ -213,7 +299,7 @@ func (b builder) planUpdated() *PlanUpdatedData {
 
 func (b builder) toolCalled() *ToolCalledData {
 	d := new(ToolCalledData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "task_id":
 			d.TaskID = b.intPtr(v)
@@ -238,7 +324,7 @@ func (b builder) toolCalled() *ToolCalledData {
 
 func (b builder) taskCompleted() *TaskCompletedData {
 	d := new(TaskCompletedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "task_id":
 			d.TaskID = b.int(v)
@@ -257,7 +343,7 @@ func (b builder) taskCompleted() *TaskCompletedData {
 
 func (b builder) depthLimitReached() *DepthLimitReachedData {
 	d := new(DepthLimitReachedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "task_id":
 			d.TaskID = b.int(v)
@@ -272,7 +358,7 @@ func (b builder) depthLimitReached() *DepthLimitReachedData {
 
 func (b builder) sessionEnded() *SessionEndedData {
 	d := new(SessionEndedData)
-	b.members(0, func(key []byte, v int32) {
+	b.members(b.root, func(key []byte, v int32) {
 		switch string(key) {
 		case "outcome":
 			d.Outcome = Outcome(b.str(v))

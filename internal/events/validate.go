@@ -41,6 +41,16 @@ type objSpec struct {
 	fields []field
 }
 
+// index is lookup by a string.
+func (s *objSpec) index(name string) int {
+	for i := range s.fields {
+		if s.fields[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 func (s *objSpec) lookup(key []byte) int {
 	for i := range s.fields {
 		if s.fields[i].name == string(key) {

@@ -11,9 +11,10 @@ import (
 )
 
 // Rebuild empties the typed tables and derives them again from the event
-// log, with the same statements the ingester runs on each batch, and
-// stores every session's facts anew, in one transaction. It proves (and restores) "everything derived can be rebuilt
-// from the raw events".
+// log with the SQL derivation (queries/derive, the reference the ingester's
+// Go write path is tested against), and stores every session's facts anew,
+// in one transaction. It proves (and restores) "everything derived can be
+// rebuilt from the raw events".
 func (s *Store) Rebuild(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,14 +2,10 @@ package store
 
 import (
 	"context"
-	"path"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/evosignal/evosignal/queries"
 )
 
 // The StepTimer sees every statement of a commit, in the order Write runs
@@ -35,15 +31,11 @@ func TestStepTimer(t *testing.T) {
 	if _, err := s.Write(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
-	derive, err := queries.Derive()
-	if err != nil {
-		t.Fatal(err)
+	want := []string{"dedupe", "begin", "append rows", "flush events"}
+	for _, tt := range typedTables {
+		want = append(want, "flush "+tt.name)
 	}
-	want := []string{"dedupe", "begin", "append rows", "appender flush", "insert into events"}
-	for _, d := range derive {
-		want = append(want, "derive "+strings.TrimSuffix(path.Base(d.File), ".sql"))
-	}
-	want = append(want, "clear stage", "save position", "record batch", "commit")
+	want = append(want, "flush facts_pending", "flush dead_letters", "save position", "record batch", "commit")
 	if !slices.Equal(got, want) {
 		t.Fatalf("steps = %q, want %q", got, want)
 	}

@@ -12,7 +12,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -20,8 +19,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/queries"
 )
@@ -44,8 +41,7 @@ type Store struct {
 	db     *sql.DB
 	pub    atomic.Pointer[sql.DB] // db, for DB(): readers outside s.mu
 	w      *sql.Conn              // the single writer connection
-	stage  *duckdb.Appender       // into the writer's temp table batch_events
-	dead   *duckdb.Appender       // into dead_letters
+	app    appenders              // on w: events, typed tables, dead letters
 	derive []queries.Named
 	keys   *keySet
 	tax    Classifier // classifies the stored facts; nil: nothing classified
@@ -82,11 +78,11 @@ type Options struct {
 	Taxonomy Classifier
 	// StepTimer, when set, is called after each step of a Write with the
 	// step's name and how long it took, on the writing goroutine, in order:
-	// "dedupe", "begin", "append rows", "appender flush", "insert into
-	// events", "derive <file>" for each derived table, "clear stage", "save
-	// position", "record batch", "commit" (steps a batch does not need are
-	// not reported). A diagnostic (bench write-steps: where a commit's time
-	// goes); nil times nothing.
+	// "dedupe", "begin", "append rows" (every row into its appender),
+	// "flush events", "flush <table>" for each typed table, "flush
+	// facts_pending", "flush dead_letters", "save position", "record batch",
+	// "commit" (steps a batch does not need are not reported). A diagnostic
+	// (bench write-steps: where a commit's time goes); nil times nothing.
 	StepTimer func(step string, took time.Duration)
 	// Progress, when set, is called after each step of a long operation
 	// (Rebuild: each derived table, then each pass of the facts; a facts
@@ -188,9 +184,6 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.w, err = db.Conn(ctx); err != nil {
 		return err
 	}
-	if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/stage_table.sql")); err != nil {
-		return fmt.Errorf("create staging table: %w", err)
-	}
 	if err := s.newAppenders(); err != nil {
 		return err
 	}
@@ -213,34 +206,6 @@ func lockErr(err error) error {
 		return fmt.Errorf("%w: %v", ErrLocked, err)
 	}
 	return err
-}
-
-func (s *Store) newAppenders() error {
-	return s.w.Raw(func(c any) error {
-		dc, ok := c.(driver.Conn)
-		if !ok {
-			return fmt.Errorf("unexpected driver connection %T", c)
-		}
-		var err error
-		if s.stage, err = duckdb.NewAppender(dc, "temp", "main", "batch_events"); err != nil {
-			return fmt.Errorf("appender for batch_events: %w", err)
-		}
-		if s.dead, err = duckdb.NewAppenderWithColumns(dc, "", "", "dead_letters", deadLetterColumns); err != nil {
-			return fmt.Errorf("appender for dead_letters: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Store) closeAppenders() error {
-	var errs []error
-	for _, a := range []**duckdb.Appender{&s.stage, &s.dead} {
-		if *a != nil {
-			errs = append(errs, (*a).Close())
-			*a = nil
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // DB returns the database for reading in this process (analyzers, the query

@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 	"time"
-
-	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/queries"
@@ -109,7 +105,7 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 			s.broken = fmt.Errorf("database invalidated: %w", err)
 			return Result{}, err
 		}
-		return Result{}, errors.Join(err, s.reset(ctx))
+		return Result{}, errors.Join(err, s.reset())
 	}
 	for _, h := range hashes {
 		s.keys.add(h)
@@ -144,25 +140,15 @@ func (s *Store) writable(ctx context.Context, op string) error {
 var ErrClosed = errors.New("store is closed")
 
 // reset discards what a failed batch left behind: rows the appenders still
-// buffer (Close would flush them, outside the rolled-back transaction) and
-// rows in the staging table. If that fails the store refuses further
-// writes.
-func (s *Store) reset(ctx context.Context) error {
-	var errs []error
-	for _, a := range []*duckdb.Appender{s.stage, s.dead} {
-		if a != nil {
-			errs = append(errs, a.Clear())
-		}
+// buffer (a later flush would store them outside the rolled-back
+// transaction). The appenders are then made anew. If that fails the store
+// refuses further writes until it opens its file again.
+func (s *Store) reset() error {
+	err := s.closeAppenders()
+	if err == nil {
+		err = s.newAppenders()
 	}
-	errs = append(errs, s.closeAppenders())
-	if _, err := s.w.ExecContext(context.WithoutCancel(ctx), queries.MustRead("ingest/clear_stage.sql")); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		s.broken = fmt.Errorf("store unusable after a failed batch: %w", err)
-		return s.broken
-	}
-	if err := s.newAppenders(); err != nil {
+	if err != nil {
 		s.broken = fmt.Errorf("store unusable after a failed batch: %w", err)
 		return s.broken
 	}
@@ -221,6 +207,10 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	var first, last uint64
 	hi := 0
 	dead := s.lastDead // numbers the new dead letters
+	// The sessions of the events, each once, in order: their facts are to
+	// be computed again.
+	var sessions []string
+	pending := map[string]struct{}{}
 	for _, it := range items {
 		if it.StreamSeq != 0 {
 			if first == 0 || it.StreamSeq < first {
@@ -241,33 +231,37 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		if err := s.appendEvent(it, hashes[hi], now); err != nil {
 			return err
 		}
+		if _, ok := pending[it.Event.Subject]; !ok {
+			pending[it.Event.Subject] = struct{}{}
+			sessions = append(sessions, it.Event.Subject)
+		}
 		hi++
 		res.Accepted++
 	}
+	for _, session := range sessions {
+		if err := s.app.factsPending.AppendRow(session); err != nil {
+			return fmt.Errorf("append pending session %s: %w", session, err)
+		}
+	}
 	t = s.step("append rows", t)
-	if err := s.stage.Flush(); err != nil {
-		return fmt.Errorf("append batch at seq %d: %w", last, err)
+	if err := s.app.events.Flush(); err != nil {
+		return fmt.Errorf("insert batch into events at seq %d: %w", last, flushError(err))
 	}
-	if err := s.dead.Flush(); err != nil {
-		return fmt.Errorf("append dead letters at seq %d: %w", last, err)
+	t = s.step("flush events", t)
+	for _, tt := range typedTables {
+		if err := (*tt.app(&s.app)).Flush(); err != nil {
+			return fmt.Errorf("append batch to %s at seq %d: %w", tt.name, last, flushError(err))
+		}
+		t = s.step("flush "+tt.name, t)
 	}
-	t = s.step("appender flush", t)
-	if res.Accepted > 0 {
-		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/append_events.sql")); err != nil {
-			return fmt.Errorf("copy batch into events: %w", err)
-		}
-		t = s.step("insert into events", t)
-		for _, d := range s.derive {
-			if _, err := s.w.ExecContext(ctx, d.SQL); err != nil {
-				return fmt.Errorf("derive %s: %w", d.File, err)
-			}
-			t = s.step("derive "+strings.TrimSuffix(path.Base(d.File), ".sql"), t)
-		}
-		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/clear_stage.sql")); err != nil {
-			return fmt.Errorf("clear staging table: %w", err)
-		}
-		t = s.step("clear stage", t)
+	if err := s.app.factsPending.Flush(); err != nil {
+		return fmt.Errorf("mark the batch's sessions pending: %w", flushError(err))
 	}
+	t = s.step("flush facts_pending", t)
+	if err := s.app.dead.Flush(); err != nil {
+		return fmt.Errorf("append dead letters at seq %d: %w", last, flushError(err))
+	}
+	t = s.step("flush dead_letters", t)
 	if err := s.markReplayed(ctx, marks, now); err != nil {
 		return err
 	}
@@ -291,6 +285,8 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	return nil
 }
 
+// appendEvent appends an accepted event's row of events and its rows of the
+// typed tables.
 func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 	e := it.Event
 	var ext any
@@ -301,19 +297,15 @@ func (s *Store) appendEvent(it Item, h uint64, now time.Time) error {
 		}
 		ext = j
 	}
-	err := s.stage.AppendRow(
-		e.Source, e.ID, string(e.Type), e.Time.UTC(), e.Subject, e.Seq, string(e.Data),
+	err := s.app.events.AppendRow(
+		e.Source, e.ID, string(e.Type), e.Time.UTC(), e.Subject, e.Seq, []byte(e.Data),
 		events.AgentOf(e.Source), ext, nullString(it.Subject), nullSeq(it.StreamSeq), now, h,
 	)
+	if err == nil {
+		err = s.app.appendTyped(e)
+	}
 	if err != nil {
-		var de *duckdb.Error
-		if !errors.As(err, &de) {
-			// The appender could not convert a value: the event's. A
-			// DuckDB error here (a flush of the appender's chunk) is
-			// classified by its kind.
-			err = &eventError{err}
-		}
-		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, err)
+		return fmt.Errorf("append event %s from %s: %w", e.ID, e.Source, appendError(err))
 	}
 	return nil
 }
@@ -332,7 +324,7 @@ func (s *Store) appendDead(b Batch, it Item, id int64, now time.Time) error {
 	if raw == nil {
 		raw = []byte{}
 	}
-	err := s.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
+	err := s.app.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
 		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw, id)
 	if err != nil {
 		return fmt.Errorf("append dead letter (%s): %w", d.Code, err)
