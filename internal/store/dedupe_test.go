@@ -163,10 +163,18 @@ func TestConfirmRebuildsTheEventAsWritten(t *testing.T) {
 		if !got.Time.Equal(e.Time) {
 			t.Errorf("stored time %v, want %v", got.Time, e.Time)
 		}
-		g, w := *got, *e
+		g, w := exported(got), exported(e)
 		g.Time, w.Time = time.Time{}, time.Time{}
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("stored event rebuilt as\n%#v\nwant\n%#v", g, w)
 		}
 	}
+}
+
+// exported is e's exported fields: what an event is, without the typed data
+// Decode keeps alongside (see events.Event.Payload).
+func exported(e *events.Event) events.Event {
+	return events.Event{SpecVersion: e.SpecVersion, ID: e.ID, Source: e.Source, Type: e.Type, Time: e.Time,
+		Subject: e.Subject, DataContentType: e.DataContentType, Seq: e.Seq, DataSchema: e.DataSchema,
+		Extensions: e.Extensions, Data: e.Data}
 }
