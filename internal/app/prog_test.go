@@ -49,7 +49,7 @@ func TestTextsNameCommandAsRun(t *testing.T) {
 		{"unknown flag", []string{"analyze", "replans", "-nope"}, analyze.Main, 2,
 			[]string{"usage: evosignal analyze replans [flags]  (run 'evosignal analyze replans -h' for the flags)\nanalyze: flag provided but not defined: -nope"}},
 		{"demo -h", []string{"demo", "-h"}, nil, 0,
-			[]string{"Usage: evosignal demo [flags]", "so 'evosignal analyze trend -every day'", "(evosignal agentsim scenario prints it)"}},
+			[]string{"Usage: evosignal demo [flags]", "'evosignal analyze trend -every day' on the database", "(evosignal agentsim scenario prints it)"}},
 		{"agentsim -h", []string{"agentsim", "-h"}, agentsim.Main, 0,
 			[]string{"\n  evosignal agentsim [flags]\n", "\n  evosignal demo [flags]\n", "\n  evosignal agentsim truth [flags]\n",
 				"a later 'evosignal ingest'", "\n  evosignal agentsim -out - | head"}},
