@@ -9,6 +9,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/app/agentsim"
 	"github.com/evosignal/evosignal/internal/app/analyze"
+	"github.com/evosignal/evosignal/internal/app/ingest"
 	"github.com/evosignal/evosignal/internal/cli"
 )
 
@@ -151,5 +152,19 @@ func TestDemoExploreLine(t *testing.T) {
 	code, out, errOut = runAlone(t, agentsim.Main, append([]string{"demo", "-dir", filepath.Join(t.TempDir(), "d")}, args...)...)
 	if code != 0 || !strings.Contains(out, "\nexplore:   analyze trend -db ") {
 		t.Fatalf("agentsim demo = %d, printed\n%s%s\nwant 0 and the explore line without evosignal", code, out, errOut)
+	}
+}
+
+// ingest -file's closing hint names validate as the user runs it.
+func TestIngestFileValidateHint(t *testing.T) {
+	args := func() []string { return []string{"-file", "-", "-db", filepath.Join(t.TempDir(), "e.duckdb")} }
+	code, _, errOut := runMain(t, "{cut\n", append([]string{"ingest"}, args()...)...)
+	if code != 1 || !strings.Contains(errOut, "(evosignal validate - lists every violation") {
+		t.Fatalf("evosignal ingest -file - (malformed) = %d, printed\n%s\nwant 1 and the hint with evosignal", code, errOut)
+	}
+	var out, stderr bytes.Buffer
+	code = ingest.Main(t.Context(), args(), strings.NewReader("{cut\n"), &out, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "(validate - lists every violation") {
+		t.Fatalf("ingest -file - (malformed) = %d, printed\n%s\nwant 1 and the hint without evosignal", code, stderr.String())
 	}
 }
