@@ -28,8 +28,10 @@ type Command struct {
 	Name    string
 	Summary string // one line for the list of commands
 	Main    cli.MainFunc
-	// Args go before the subcommand's own arguments: demo is agentsim demo.
-	Args []string
+	// For is the command line a short command stands for, "agentsim demo"
+	// for demo: it runs that command (whose Main is then nil), and the
+	// texts of that command line name it by the short name.
+	For string
 }
 
 // Commands are evosignal's subcommands, in the order the help lists them:
@@ -39,7 +41,7 @@ var Commands = []Command{
 	{Name: "analyze", Summary: "evolution signals, learned rules, trends, exports, reports", Main: analyze.Main},
 	{Name: "validate", Summary: "check events against the contract; lists every violation", Main: validate.Main},
 	{Name: "bridge", Summary: "SkillLite, OpenTelemetry, Claude Code, Cursor output → events", Main: bridge.Main},
-	{Name: "demo", Summary: "the closed loop, all in one process (agentsim demo)", Main: agentsim.Main, Args: []string{"demo"}},
+	{Name: "demo", Summary: "the closed loop, all in one process (agentsim demo)", For: "agentsim demo"},
 	{Name: "agentsim", Summary: "a simulated fleet of agents: load, ground truth, the demo", Main: agentsim.Main},
 	{Name: "bench", Summary: "measure the ingest pipeline: rates of its parts, peak memory", Main: bench.Main},
 	{Name: "inferbench", Summary: "how well re-decisions are inferred for sessions without plans", Main: inferbench.Main},
@@ -52,6 +54,17 @@ func lookup(name string) (Command, bool) {
 		}
 	}
 	return Command{}, false
+}
+
+// prog is evosignal as its commands name it in their help and hints.
+func prog() cli.Prog {
+	p := cli.Prog{Name: Name, Aliases: map[string]string{}}
+	for _, c := range Commands {
+		if c.For != "" {
+			p.Aliases[c.For] = c.Name
+		}
+	}
+	return p
 }
 
 func names() string {
@@ -69,16 +82,17 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintf(w, `
 '%[1]s help <command>' or '%[1]s <command> -h' explains a command
-and its flags; '%[1]s -version' prints the build. A command's help
-names it without '%[1]s': 'analyze replans' is '%[1]s analyze
-replans'. In a clone, each command also builds alone from cmd/<command>.
+and its flags; '%[1]s -version' prints the build. In a clone, each
+command also builds alone from cmd/<command>.
 `, Name)
 }
 
 // Main runs the evosignal command line args (without the program name) and
 // returns the exit status: the subcommand's, or 2 when no known command
-// was given.
+// was given. The subcommand runs under evosignal (cli.WithProg): its help
+// and hints name command lines as evosignal runs them.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx = cli.WithProg(ctx, prog())
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -108,8 +122,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	return run(ctx, c, args[1:], stdin, stdout, stderr)
 }
 
+// run runs command c, or for a short command the command line it stands
+// for, with args after it.
 func run(ctx context.Context, c Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return c.Main(ctx, append(c.Args[:len(c.Args):len(c.Args)], args...), stdin, stdout, stderr)
+	if c.For == "" {
+		return c.Main(ctx, args, stdin, stdout, stderr)
+	}
+	line := strings.Fields(c.For)
+	target, _ := lookup(line[0])
+	return target.Main(ctx, append(line[1:], args...), stdin, stdout, stderr)
 }
 
 func unknown(stderr io.Writer, name string) int {

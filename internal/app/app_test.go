@@ -54,11 +54,11 @@ func TestHelpCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"ingest", []string{"help", "ingest"}, "Usage: ingest [flags]"},
-		{"analyze subcommand", []string{"help", "analyze", "replans"}, "Usage: analyze replans [flags]"},
-		{"demo", []string{"help", "demo"}, "Usage: agentsim demo [flags]"},
-		{"demo -h", []string{"demo", "-h"}, "Usage: agentsim demo [flags]"},
-		{"validate -h", []string{"validate", "-h"}, "Usage: validate [flags] [file ...]"},
+		{"ingest", []string{"help", "ingest"}, "Usage: evosignal ingest [flags]"},
+		{"analyze subcommand", []string{"help", "analyze", "replans"}, "Usage: evosignal analyze replans [flags]"},
+		{"demo", []string{"help", "demo"}, "Usage: evosignal demo [flags]"},
+		{"demo -h", []string{"demo", "-h"}, "Usage: evosignal demo [flags]"},
+		{"validate -h", []string{"validate", "-h"}, "Usage: evosignal validate [flags] [file ...]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

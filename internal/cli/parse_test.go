@@ -26,7 +26,7 @@ func newTestFlags(stderr *bytes.Buffer) *flag.FlagSet {
 // A flag error is two lines, the error last; -h prints the full help.
 func TestParseShortUsage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	err := Parse(newTestFlags(&stderr), []string{"-nope"}, &stdout)
+	err := Parse(t.Context(), newTestFlags(&stderr), []string{"-nope"}, &stdout)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("Parse(-nope) = %v, want a flag error", err)
 	}
@@ -37,7 +37,7 @@ func TestParseShortUsage(t *testing.T) {
 	}
 
 	stderr.Reset()
-	if err := Parse(newTestFlags(&stderr), []string{"-h"}, &stdout); !errors.Is(err, flag.ErrHelp) {
+	if err := Parse(t.Context(), newTestFlags(&stderr), []string{"-h"}, &stdout); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("Parse(-h) = %v, want flag.ErrHelp", err)
 	}
 	if !strings.Contains(stderr.String(), "long help") || !strings.Contains(stderr.String(), "a flag of the long list") {
@@ -47,7 +47,7 @@ func TestParseShortUsage(t *testing.T) {
 
 func TestParseVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := Parse(newTestFlags(&stderr), []string{"-version"}, &stdout); !errors.Is(err, flag.ErrHelp) {
+	if err := Parse(t.Context(), newTestFlags(&stderr), []string{"-version"}, &stdout); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("Parse(-version) = %v, want flag.ErrHelp (nothing more to do)", err)
 	}
 	if !strings.HasPrefix(stdout.String(), "analyze replans ") {
@@ -63,5 +63,27 @@ func TestVersionOf(t *testing.T) {
 	}
 	if got, want := versionOf("ingest", &debug.BuildInfo{GoVersion: "go1.26.0"}), "ingest (devel) go1.26.0"; got != want {
 		t.Fatalf("versionOf = %q, want %q", got, want)
+	}
+}
+
+// Under a program, the usage line names the command as the program runs
+// it; the error keeps the command's own name as its prefix.
+func TestParseShortUsageProg(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	ctx := WithProg(t.Context(), Prog{Name: "evosignal"})
+	if err := Parse(ctx, newTestFlags(&stderr), []string{"-nope"}, &stdout); err == nil {
+		t.Fatal("Parse(-nope) = nil, want a flag error")
+	}
+	want := "usage: evosignal analyze replans [flags]  (run 'evosignal analyze replans -h' for the flags)\n" +
+		"analyze: flag provided but not defined: -nope\n"
+	if got := stderr.String(); got != want {
+		t.Fatalf("Parse(-nope) under evosignal printed\n%s\nwant\n%s", got, want)
+	}
+	stdout.Reset()
+	if err := Parse(ctx, newTestFlags(&stderr), []string{"-version"}, &stdout); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("Parse(-version) = %v, want flag.ErrHelp", err)
+	}
+	if !strings.HasPrefix(stdout.String(), "evosignal analyze replans ") {
+		t.Fatalf("Parse(-version) under evosignal printed %q, want the command as evosignal runs it", stdout.String())
 	}
 }

@@ -9,12 +9,21 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/demo"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
-const demoHead = `Usage: agentsim demo [flags]
+// demoHead is the help of agentsim demo, naming the commands as the user
+// runs them under ctx.
+func demoHead(ctx context.Context) string {
+	return fmt.Sprintf(demoHeadFormat, cli.Cmd(ctx, "agentsim demo"), cli.Cmd(ctx, "analyze trend -every day"))
+}
+
+// demoHeadFormat is demoHead with the command lines as %[1]s (the demo) and
+// %[2]s (the trend).
+const demoHeadFormat = `Usage: %[1]s [flags]
 
 The closed loop, in one process, over several generations:
 
@@ -37,8 +46,8 @@ failure rate of real tool calls, the rule set the generation ran with, and
 what was learned after it. With the default scenario the model hints the
 wrong tool for four task types about half of the time; the learned rules fix
 that, and the curve improves from generation 2 on. Generations are one
-simulated day apart (starting 2026-01-05), so 'analyze trend -every day' on
-the database shows the same curve.
+simulated day apart (starting 2026-01-05), so
+'%[2]s' on the database shows the same curve.
 
 Everything goes into a fresh directory (-dir): the DuckDB file and the
 JetStream store. Progress goes to stderr; the paths are printed at the end.
@@ -51,19 +60,19 @@ type demoOptions struct {
 	json                               bool
 }
 
-func parseDemo(args []string, stderr io.Writer) (*demoOptions, error) {
+func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptions, error) {
 	o := &demoOptions{}
-	fs := newFlagSet("agentsim demo", demoHead, stderr)
+	fs := newFlagSet("agentsim demo", demoHead(ctx), stderr)
 	fs.IntVar(&o.generations, "generations", 4, "generations to run")
 	fs.IntVar(&o.sessions, "sessions", 0, "sessions per generation (default: the scenario's fleet.sessions, 400 in the default scenario)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same curve")
-	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp)
+	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp(ctx))
 	fs.IntVar(&o.concurrency, "concurrency", 0, "sessions at once (default: the scenario's fleet.concurrency)")
 	fs.StringVar(&o.dir, "dir", "", "`directory` for the JetStream store and, unless -db, the database; it must not hold a previous demo (default: a fresh ./evosignal-demo, ./evosignal-demo-2, …)")
 	fs.StringVar(&o.db, "db", "", "DuckDB `file` to write; it must not exist (default: <dir>/evosignal.duckdb)")
 	fs.BoolVar(&o.json, "json", false, "print the curve as a JSON array, one object per generation (paths go to stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the server and the ingester: debug, info, warn, error")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(ctx, fs, args); err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -83,7 +92,7 @@ func parseDemo(args []string, stderr io.Writer) (*demoOptions, error) {
 }
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseDemo(args, stderr)
+	o, err := parseDemo(ctx, args, stderr)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -127,6 +136,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	absPage, _ := filepath.Abs(res.Report)
 	fmt.Fprintf(stderr, "agentsim demo: done in %s\n", time.Since(t0).Round(time.Millisecond))
 	fmt.Fprintf(paths, "database:  %s\njetstream: %s\nreport:    %s\n", absDB, absStore, absPage)
-	fmt.Fprintf(paths, "explore:   evosignal analyze trend -db %s -every day\n", absDB)
+	fmt.Fprintf(paths, "explore:   %s\n", cli.Cmd(ctx, "analyze trend -db "+absDB+" -every day"))
 	return nil
 }

@@ -14,13 +14,26 @@ import (
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
-const usage = `Usage:
-  agentsim [flags]          simulate a fleet once (agentsim -h for the flags)
-  agentsim demo [flags]     the closed loop over several generations: simulate → ingest →
-                            analyze rules → publish → simulate again; prints the evolution curve
-  agentsim truth [flags]    print the ground truth a scenario implies (best tool per task type,
-                            the model's systematic wrong hints: what learned rules should fix)
-  agentsim scenario         print the default scenario file, a starting point for your own
+// usage is the help of agentsim, naming its commands as the user runs them
+// under ctx.
+func usage(ctx context.Context) string {
+	return fmt.Sprintf(usageFormat, cli.Cmd(ctx, "agentsim"), cli.Cmd(ctx, "agentsim demo"),
+		cli.Cmd(ctx, "agentsim truth"), cli.Cmd(ctx, "agentsim scenario"))
+}
+
+// usageFormat is usage with the command lines as %[1]s (agentsim), %[2]s
+// (demo), %[3]s (truth) and %[4]s (scenario).
+const usageFormat = `Usage:
+  %[1]s [flags]
+      simulate a fleet once (%[1]s -h for the flags)
+  %[2]s [flags]
+      the closed loop over several generations: simulate → ingest → analyze
+      rules → publish → simulate again; prints the evolution curve
+  %[3]s [flags]
+      print the ground truth a scenario implies (best tool per task type, the
+      model's systematic wrong hints: what learned rules should fix)
+  %[4]s
+      print the default scenario file, a starting point for your own
 
 agentsim drives the reference planner (agent/planner) with a simulated model
 instead of an LLM. A scenario file (JSON) sets the task types, the tools and
@@ -37,11 +50,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		case "demo":
 			return runDemo(ctx, args[1:], stdout, stderr)
 		case "truth":
-			return runTruth(args[1:], stdout, stderr)
+			return runTruth(ctx, args[1:], stdout, stderr)
 		case "scenario":
-			return runScenario(args[1:], stdout, stderr)
+			return runScenario(ctx, args[1:], stdout, stderr)
 		case "help":
-			fmt.Fprint(stdout, usage)
+			fmt.Fprint(stdout, usage(ctx))
 			return nil
 		case "run":
 			args = args[1:]
@@ -51,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // newFlagSet returns a flag set whose -h prints head, then the flags.
+// name is the command's own name ("agentsim demo"), the prefix of its
+// errors; head names it as the user runs it (cli.Cmd).
 func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -64,8 +79,8 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 
 // parseFlags parses args; it returns flag.ErrHelp for -h, errUsage for bad
 // flags or stray arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := cli.Parse(fs, args, nil); err != nil {
+func parseFlags(ctx context.Context, fs *flag.FlagSet, args []string) error {
+	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}
@@ -112,16 +127,18 @@ func parseStart(s string) (time.Time, error) {
 	return t, nil
 }
 
-// scenarioFlag is the -scenario flag shared by the commands.
-const scenarioHelp = "scenario `file` (JSON); default: the embedded default scenario (agentsim scenario prints it)"
+// scenarioHelp is the help of the -scenario flag shared by the commands.
+func scenarioHelp(ctx context.Context) string {
+	return "scenario `file` (JSON); default: the embedded default scenario (" + cli.Cmd(ctx, "agentsim scenario") + " prints it)"
+}
 
-func runScenario(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("agentsim scenario", `Usage: agentsim scenario
+func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("agentsim scenario", fmt.Sprintf(`Usage: %s
 
 Prints the embedded default scenario file. Save it, edit it, and pass it
 with -scenario; docs/agentsim.md documents every member.
-`, stderr)
-	if err := parseFlags(fs, args); err != nil {
+`, cli.Cmd(ctx, "agentsim scenario")), stderr)
+	if err := parseFlags(ctx, fs, args); err != nil {
 		return helpOK(err)
 	}
 	_, err := stdout.Write(sim.DefaultJSON())

@@ -15,19 +15,27 @@ import (
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
-const simulateHead = usage + `
-Simulate (agentsim [flags]): runs the scenario's sessions once. Events go to
-NATS JetStream — an embedded server by default, whose store (-store) is where
-the ingest command's embedded server keeps its own, so that a later
-'go run ./cmd/ingest' ingests them; or -nats URL, e.g. a running ingester's
-server — or, with -out, to a JSON-lines file for 'ingest -file'. Each session
-loads the learned rules at its start: from -rules FILE, else from the NATS
-key-value bucket (-rules-bucket), watched for updates. A summary goes to
-stderr. While an ingester runs, publish to its server (-nats): two servers
-must not share a store.
+// simulateHead is the help of agentsim, naming the commands as the user
+// runs them under ctx.
+func simulateHead(ctx context.Context) string {
+	return usage(ctx) + fmt.Sprintf(simulateHeadFormat, cli.Cmd(ctx, "agentsim"), cli.Cmd(ctx, "ingest"))
+}
 
-  agentsim -out - | head                      JSON lines on stdout
-  agentsim -nats nats://127.0.0.1:4222 -rate 500 -sessions 100000
+// simulateHeadFormat is the part of simulateHead after usage, with the
+// command lines as %[1]s (agentsim) and %[2]s (ingest).
+const simulateHeadFormat = `
+Simulate (%[1]s [flags]): runs the scenario's sessions once.
+Events go to NATS JetStream — an embedded server by default, whose store
+(-store) is where the ingest command's embedded server keeps its own, so
+that a later '%[2]s' ingests them; or -nats URL, e.g. a running
+ingester's server — or, with -out, to a JSON-lines file for
+'%[2]s -file'. Each session loads the learned rules at its start:
+from -rules FILE, else from the NATS key-value bucket (-rules-bucket),
+watched for updates. A summary goes to stderr. While an ingester runs,
+publish to its server (-nats): two servers must not share a store.
+
+  %[1]s -out - | head                      JSON lines on stdout
+  %[1]s -nats nats://127.0.0.1:4222 -rate 500 -sessions 100000
 `
 
 type simOptions struct {
@@ -39,10 +47,10 @@ type simOptions struct {
 	stream                                                               bus.StreamConfig
 }
 
-func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
+func parseSimulate(ctx context.Context, args []string, stderr io.Writer) (*simOptions, error) {
 	o := &simOptions{stream: bus.DefaultStream()}
-	fs := newFlagSet("agentsim", simulateHead, stderr)
-	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp)
+	fs := newFlagSet("agentsim", simulateHead(ctx), stderr)
+	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp(ctx))
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same sessions")
 	fs.IntVar(&o.sessions, "sessions", 0, "sessions to run (default: the scenario's fleet.sessions)")
 	fs.IntVar(&o.concurrency, "concurrency", 0, "sessions at once (default: the scenario's fleet.concurrency)")
@@ -57,7 +65,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 	fs.StringVar(&o.rulesFile, "rules", "", "apply the rule set in this JSON `file` (as analyze rules writes it) instead of the bucket's")
 	fs.StringVar(&o.bucket, "rules-bucket", ruleset.DefaultBucket, "key-value `bucket` of the learned rules; empty runs without rules")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn, error")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(ctx, fs, args); err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -87,7 +95,7 @@ func parseSimulate(args []string, stderr io.Writer) (*simOptions, error) {
 }
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := parseSimulate(args, stderr)
+	o, err := parseSimulate(ctx, args, stderr)
 	if err != nil {
 		return helpOK(err)
 	}

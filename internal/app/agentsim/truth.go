@@ -1,15 +1,17 @@
 package agentsim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/sim"
 )
 
-func runTruth(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("agentsim truth", fmt.Sprintf(`Usage: agentsim truth [-scenario file] [-json]
+func runTruth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("agentsim truth", fmt.Sprintf(`Usage: %s [-scenario file] [-json]
 
 Prints the ground truth a scenario implies, per task type: its share of the
 tasks, the best tool and its success probability, the hints the model writes
@@ -17,10 +19,10 @@ tasks, the best tool and its success probability, the hints the model writes
 hints an analyzer should learn to avoid (hinted with probability ≥ %.2f and
 succeeding at least %.2f less often than the best tool), and the best tool
 as the hint to prefer. Validates the scenario file on the way.
-`, sim.SystematicHint, sim.WrongMargin), stderr)
-	file := fs.String("scenario", "", scenarioHelp)
+`, cli.Cmd(ctx, "agentsim truth"), sim.SystematicHint, sim.WrongMargin), stderr)
+	file := fs.String("scenario", "", scenarioHelp(ctx))
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(ctx, fs, args); err != nil {
 		return helpOK(err)
 	}
 	sc, err := sim.Load(*file)

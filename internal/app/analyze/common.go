@@ -34,13 +34,14 @@ type common struct {
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
-// extra flags are added by the caller before parse.
-func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
+// extra flags are added by the caller before parse. Its help names the
+// command as the user runs it under ctx.
+func newFlags(ctx context.Context, name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 	c := &common{now: time.Now}
 	fs := flag.NewFlagSet("analyze "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: analyze %s [flags]\n\n%s\n\nFlags:\n", name, summary)
+		fmt.Fprintf(stderr, "Usage: %s [flags]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze "+name), summary)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
@@ -57,13 +58,13 @@ func newFlags(name, summary string, stderr io.Writer) (*flag.FlagSet, *common) {
 }
 
 // parse parses args and checks the common flags, reporting every problem.
-func (c *common) parse(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+func (c *common) parse(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	// -nats is bound here rather than in newFlags: a command with a -nats
 	// of its own (rules -publish) keeps it and reads from -db.
 	if fs.Lookup("nats") == nil {
 		fs.StringVar(&c.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for a subject other than "+query.DefaultSubject+")")
 	}
-	if err := cli.Parse(fs, args, stdout); err != nil {
+	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}
@@ -126,20 +127,21 @@ func readFlags(fs *flag.FlagSet, o *store.ReadOptions) {
 func openDB(ctx context.Context, path string, o store.ReadOptions) (*sql.DB, error) {
 	db, err := store.OpenReadOnlyWith(ctx, path, o)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, missingDB(path, err)
+		return nil, missingDB(ctx, path, err)
 	}
 	return db, err
 }
 
 // missingDB explains a database file that does not exist: the ingester
 // writes one (-db), and agentsim demo writes its own in its directory
-// (demo.Paths), which it names when the working directory has one.
-func missingDB(path string, err error) error {
-	hint := "; the ingester writes one: ingest -db " + path + " (-file FILE loads a file of events)"
+// (demo.Paths), which it names when the working directory has one. It
+// names the commands as the user runs them under ctx.
+func missingDB(ctx context.Context, path string, err error) error {
+	hint := "; the ingester writes one: " + cli.Cmd(ctx, "ingest -db "+path) + " (-file FILE loads a file of events)"
 	if demos, _ := filepath.Glob(filepath.Join("evosignal-demo*", "evosignal.duckdb")); len(demos) > 0 {
-		hint += "; agentsim demo wrote its own here: -db " + strings.Join(demos, " or -db ")
+		hint += "; " + cli.Cmd(ctx, "agentsim demo") + " wrote its own here: -db " + strings.Join(demos, " or -db ")
 	} else {
-		hint += "; agentsim demo writes its own, evosignal-demo/evosignal.duckdb"
+		hint += "; " + cli.Cmd(ctx, "agentsim demo") + " writes its own, evosignal-demo/evosignal.duckdb"
 	}
 	return fmt.Errorf("%w%s", err, hint)
 }

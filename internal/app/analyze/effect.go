@@ -15,7 +15,7 @@ import (
 const effectSummary = "effect of each rule set version and rule on success and replans; retirement candidates"
 
 func runEffect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("effect", `For each rule set version and each learned rule (agent.session.started ruleset
+	fs, c := newFlags(ctx, "effect", `For each rule set version and each learned rule (agent.session.started ruleset
 and rules): the ended sessions that applied it against comparable ones that
 did not (same group, agent and task type, same window): success, first-try
 success and replan rates with Wilson 95% intervals, and the difference with
@@ -27,7 +27,7 @@ nil rules are marked retire.`, stderr)
 	fs.Int64Var(&ec.MinSessions, "min-sessions", ec.MinSessions, "sessions each arm needs before an effect can be called nil")
 	fs.Float64Var(&ec.NilMargin, "nil-margin", ec.NilMargin, "an effect whose difference interval lies inside ±this is nil")
 	fs.StringVar(&ec.Metric, "metric", ec.Metric, "decide verdicts on: "+strings.Join(metrics.EffectMetrics, ", "))
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -42,7 +42,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("analyze export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: analyze export -out DIR [flags]\n\n%s\n\nFlags:\n", exportHelp)
+		fmt.Fprintf(stderr, "Usage: %s -out DIR [flags]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze export"), exportHelp)
 		fs.PrintDefaults()
 	}
 	db := fs.String("db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
@@ -51,7 +51,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	until := fs.String("until", "", "export only rows committed up to this `time` (same forms as -since)")
 	var read store.ReadOptions
 	readFlags(fs, &read)
-	if err := cli.Parse(fs, args, stdout); err != nil {
+	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -15,7 +15,7 @@ const hintsSummary = "tool-hint failure rates, lift and p-values; followed, plan
 
 // runHints is `analyze hints`.
 func runHints(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("hints", hintsSummary+`.
+	fs, c := newFlags(ctx, "hints", hintsSummary+`.
 
 Per tool hint (with -by task_type, per task type × hint), over real tool
 calls (control calls excluded): calls, failures, the failure rate with its
@@ -30,7 +30,7 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 	cfg := metrics.DefaultHintsConfig()
 	fs.Int64Var(&cfg.MinCalls, "min-calls", cfg.MinCalls, "calls a hint needs to be ranked by its lift")
 	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -60,8 +60,9 @@ func exitCode(err error) int {
 	return 1
 }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `Usage: analyze <command> [flags]
+func usage(ctx context.Context, w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s <command> [flags]\n", cli.Cmd(ctx, "analyze"))
+	fmt.Fprint(w, `
 
 Reads a DuckDB file written by the ingester (-db), or a running ingester's
 read-only query service (-nats URL), and prints evolution signals as a table,
@@ -83,21 +84,22 @@ the JSON shapes.
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		usage(stderr)
+		usage(ctx, stderr)
 		return errUsage
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
-		usage(stdout)
+		usage(ctx, stdout)
 		return nil
 	}
 	if name == "-version" || name == "--version" {
-		fmt.Fprintln(stdout, cli.Version("analyze"))
+		fmt.Fprintln(stdout, cli.Version(cli.Cmd(ctx, "analyze")))
 		return nil
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "usage: analyze <command> [flags]  (run 'analyze -h' for the commands)\nanalyze: %s\n", wrongCommand(args))
+		fmt.Fprintf(stderr, "usage: %[1]s <command> [flags]  (run '%[1]s -h' for the commands)\nanalyze: %[2]s\n",
+			cli.Cmd(ctx, "analyze"), wrongCommand(ctx, args))
 		return errUsage
 	}
 	return c.run(ctx, args[1:], stdout, stderr)
@@ -105,8 +107,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // wrongCommand says what is wrong with a command line whose first word is
 // no command: flags before the command (analyze -db x replans) are told
-// where they go.
-func wrongCommand(args []string) string {
+// where they go, as the user runs analyze under ctx.
+func wrongCommand(ctx context.Context, args []string) string {
 	name := args[0]
 	if !strings.HasPrefix(name, "-") {
 		return fmt.Sprintf("unknown command %q; the commands are %s", name, strings.Join(commandNames(), ", "))
@@ -115,11 +117,11 @@ func wrongCommand(args []string) string {
 		if _, ok := commands[a]; ok {
 			rest := append([]string{a}, args[:i]...)
 			rest = append(rest, args[i+1:]...)
-			return fmt.Sprintf("flags go after the command: analyze %s", strings.Join(rest, " "))
+			return fmt.Sprintf("flags go after the command: %s", cli.Cmd(ctx, "analyze "+strings.Join(rest, " ")))
 		}
 	}
-	return fmt.Sprintf("%s is a flag: the command comes first, analyze <command> %s; the commands are %s",
-		name, strings.Join(args, " "), strings.Join(commandNames(), ", "))
+	return fmt.Sprintf("%s is a flag: the command comes first, %s <command> %s; the commands are %s",
+		name, cli.Cmd(ctx, "analyze"), strings.Join(args, " "), strings.Join(commandNames(), ", "))
 }
 
 func commandNames() []string {

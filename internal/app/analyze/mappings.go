@@ -16,7 +16,7 @@ const mappingsSummary = "task type → tool mappings: tool shares, success, entr
 
 // runMappings is `analyze mappings`.
 func runMappings(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("mappings", mappingsSummary+`.
+	fs, c := newFlags(ctx, "mappings", mappingsSummary+`.
 
 Per task type (always grouped by it; -by adds more dimensions), over real
 tool calls: each tool's calls, successes, success rate and share of the
@@ -31,7 +31,7 @@ force at the call.`, stderr)
 	fs.IntVar(&cfg.Windows, "windows", cfg.Windows, "number of recent windows that must agree")
 	window := fs.String("window", "7d", "window `length` (Go duration, or days/weeks: 7d, 2w)")
 	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -19,14 +19,14 @@ type replansExtra struct {
 }
 
 func runReplans(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("replans", `Replan statistics per group of sessions: ended and open sessions, replan rate,
+	fs, c := newFlags(ctx, "replans", `Replan statistics per group of sessions: ended and open sessions, replan rate,
 average replans, first-try success, success rate by number of valid replans
 (0, 1, 2, 3+), over-cap rate, rejected replans, triggers, stripped hints per
 session and the median time to the first replan, with Wilson 95% intervals.
 Replans are counted from agent.plan.updated events; sessions whose own count
 disagrees are reported. JSON output adds extra.comparison: sessions that
 succeeded without a replan against those that succeeded after two or more.`, stderr)
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

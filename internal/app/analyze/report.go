@@ -49,7 +49,7 @@ type reportFlags struct {
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	now := time.Now()
-	f, err := parseReport(args, now, stderr)
+	f, err := parseReport(ctx, args, now, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -85,13 +85,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // parseReport reads the flags and checks them, reporting every problem at
 // once.
-func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, error) {
+func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Writer) (*reportFlags, error) {
 	f := &reportFlags{cfg: report.DefaultConfig()}
 	cfg := &f.cfg
 	fs := flag.NewFlagSet("analyze report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: analyze report -out DIR [flags]\n\n%s\n\nFlags:\n", reportHelp)
+		fmt.Fprintf(stderr, "Usage: %s -out DIR [flags]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze report"), reportHelp)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
@@ -122,7 +122,7 @@ func parseReport(args []string, now time.Time, stderr io.Writer) (*reportFlags, 
 	fs.Int64Var(&cfg.Effect.MinSessions, "min-sessions", cfg.Effect.MinSessions, "effect: sessions each arm needs before an effect can be called nil")
 	fs.Float64Var(&cfg.Effect.NilMargin, "nil-margin", cfg.Effect.NilMargin, "effect: an effect whose difference interval lies inside ±this is nil")
 	fs.StringVar(&cfg.Effect.Metric, "metric", cfg.Effect.Metric, "effect: decide verdicts on "+strings.Join(metrics.EffectMetrics, ", "))
-	if err := cli.Parse(fs, args, nil); err != nil {
+	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}

@@ -120,7 +120,7 @@ func TestReportWindow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			f, err := parseReport(append([]string{"-out", "x"}, tt.args...), now, &stderr)
+			f, err := parseReport(t.Context(), append([]string{"-out", "x"}, tt.args...), now, &stderr)
 			if err != nil {
 				t.Fatalf("parseReport(%q) = %v\n%s", tt.args, err, stderr.String())
 			}

@@ -38,7 +38,7 @@ type rulesFlags struct {
 
 // runRules is `analyze rules`.
 func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("rules", rulesSummary+`.
+	fs, c := newFlags(ctx, "rules", rulesSummary+`.
 
 Learns hint rules per task type from real tool calls and replans:
   prefer  T, X: X's calls in T succeed (Wilson lower bound ≥ -prefer-success),
@@ -72,7 +72,7 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.StringVar(&f.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated, for -publish (default $NATS_URL)")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

@@ -30,13 +30,14 @@ import (
 
 const sqlSummary = "run a read-only SQL query (text, -f file or -q name) and print or save its result"
 
-const sqlHelp = `Runs one read-only SELECT and prints its rows as a table, CSV or JSON (an
+// sqlHelpFormat is the help of analyze sql; %[1]s is the command.
+const sqlHelpFormat = `Runs one read-only SELECT and prints its rows as a table, CSV or JSON (an
 array of row objects), or writes them to a Parquet or Arrow file (-out).
 
-  analyze sql "SELECT agent, count(*) FROM events GROUP BY agent"
-  analyze sql -f my.sql -param since=2025-06-01T00:00:00Z
-  analyze sql -q replans -param 'by=["agent"]' -format csv
-  analyze sql -nats nats://ingest-host:4222 -out tools.parquet "FROM tool_calls"
+  %[1]s "SELECT agent, count(*) FROM events GROUP BY agent"
+  %[1]s -f my.sql -param since=2025-06-01T00:00:00Z
+  %[1]s -q replans -param 'by=["agent"]' -format csv
+  %[1]s -nats nats://ingest-host:4222 -out tools.parquet "FROM tool_calls"
 
 With -db (the default) the file is opened read-only in this process, which a
 running ingester does not allow; with -nats the query goes to the ingester's
@@ -51,6 +52,12 @@ $by as [] and the default task taxonomy, each overridable with -param
 (another taxonomy without -param tax_id=… does not use the ingester's stored
 classification).
 docs/query-service.md describes the service and its value types.`
+
+// sqlHelp is the help of analyze sql, whose examples name it as the user
+// runs it under ctx.
+func sqlHelp(ctx context.Context) string {
+	return fmt.Sprintf(sqlHelpFormat, cli.Cmd(ctx, "analyze sql"))
+}
 
 // sqlOptions are the flags of `analyze sql`.
 type sqlOptions struct {
@@ -74,7 +81,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fl := flag.NewFlagSet("analyze sql", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	fl.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: analyze sql [flags] [\"SELECT …\"]\n\n%s\n\nFlags:\n", sqlHelp)
+		fmt.Fprintf(stderr, "Usage: %s [flags] [\"SELECT …\"]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze sql"), sqlHelp(ctx))
 		fl.PrintDefaults()
 	}
 	fl.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
@@ -90,7 +97,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	readFlags(fl, &o.read)
 	cli.ConnFlags(fl, &o.conn)
 	fl.DurationVar(&o.timeout, "timeout", 0, "cancel the query after this `long` (0: no limit; through -nats, at most the service's)")
-	text, err := parseInterspersed(fl, args, stdout)
+	text, err := parseInterspersed(ctx, fl, args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -143,10 +150,10 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // parseInterspersed parses flags before and after the positional query
 // text, which may appear once.
-func parseInterspersed(fl *flag.FlagSet, args []string, stdout io.Writer) (string, error) {
+func parseInterspersed(ctx context.Context, fl *flag.FlagSet, args []string, stdout io.Writer) (string, error) {
 	var text []string
 	for {
-		if err := cli.Parse(fl, args, stdout); err != nil {
+		if err := cli.Parse(ctx, fl, args, stdout); err != nil {
 			return "", err
 		}
 		if fl.NArg() == 0 {

@@ -14,14 +14,14 @@ import (
 const trendSummary = "the evolution curve per day or week: success, first-try success, replans, tool failures, rule sets"
 
 func runTrend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, c := newFlags("trend", `The evolution curve, one row per period (and group), sorted by time: ended and
+	fs, c := newFlags(ctx, "trend", `The evolution curve, one row per period (and group), sorted by time: ended and
 open sessions, success and first-try success rates, replan rate, average
 replans, the failure rate of real tool calls (control calls excluded),
 stripped hints per session, and the rule set versions loaded by the sessions
 started in the period. Periods without sessions inside a group's range are
 shown empty.`, stderr)
 	every := fs.String("every", metrics.EveryDay, "period: day or week (UTC; a week starts on Monday)")
-	if err := c.parse(fs, args, stdout); err != nil {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}

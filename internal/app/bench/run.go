@@ -12,12 +12,13 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 )
 
-func parse(args []string, stderr io.Writer) (*bench.Config, error) {
+func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config, error) {
 	c := bench.DefaultConfig()
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, bench.Usage)
+		// bench.Usage's head names the command; say it as the user runs it.
+		fmt.Fprint(stderr, strings.Replace(bench.Usage, "Usage: bench ", "Usage: "+cli.Cmd(ctx, "bench")+" ", 1))
 		fs.PrintDefaults()
 	}
 	fs.IntVar(&c.Events, "events", c.Events, "`N`: events per phase")
@@ -36,7 +37,7 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 	fs.IntVar(&c.Retries, "retries", 0, "run a phase again up to this many times while other processes took CPU during it (phases that can run again), keeping the least contended")
 	fs.StringVar(&c.Phase, "phase", "", "internal: run one phase `name` in -dir and print its results as JSON")
 	fs.StringVar(&c.Dir, "dir", "", "internal: the work `dir` of -phase")
-	if err := cli.Parse(fs, args, nil); err != nil {
+	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
@@ -50,12 +51,12 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return nil, errUsage
 	}
-	c.Command = "bench " + strings.Join(args, " ")
+	c.Command = cli.Cmd(ctx, "bench "+strings.Join(args, " "))
 	return &c, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parse(args, stderr)
+	c, err := parse(ctx, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

@@ -18,7 +18,15 @@ import (
 	"github.com/evosignal/evosignal/internal/output"
 )
 
-const usage = `Usage: bridge -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
+// usage is the help of bridge before its flags, naming the commands as the
+// user runs them under ctx.
+func usage(ctx context.Context) string {
+	return fmt.Sprintf(usageFormat, cli.Cmd(ctx, "bridge"), cli.Cmd(ctx, "ingest"))
+}
+
+// usageFormat is usage with the commands as %[1]s (bridge) and %[2]s
+// (ingest).
+const usageFormat = `Usage: %[1]s -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
 
   -agent otel          OTLP JSON lines (the collector's file exporter: one
                        ExportTraceServiceRequest per line) of OpenTelemetry
@@ -69,13 +77,13 @@ JSON lines to -out. The events' source is <agent>/bridge/<hostname> unless
 -source says otherwise. See docs/bridge-skilllite.md.
 
 Examples:
-  bridge -agent skilllite -in agent-rpc.jsonl -out - | ingest -file - -db evosignal.duckdb
+  %[1]s -agent skilllite -in agent-rpc.jsonl -out - | %[2]s -file - -db evosignal.duckdb
   # backfill with the times of SkillLite's transcripts
-  bridge -agent skilllite -in agent-rpc.jsonl -transcripts ~/.skilllite/transcripts -out - | ingest -file -
+  %[1]s -agent skilllite -in agent-rpc.jsonl -transcripts ~/.skilllite/transcripts -out - | %[2]s -file -
   # cross-check each turn's counts with SkillLite's own feedback.sqlite
-  bridge -agent skilllite -in agent-rpc.jsonl -feedback ~/.skilllite/chat/feedback.sqlite -feedback-report check.json -out - | ingest -file -
+  %[1]s -agent skilllite -in agent-rpc.jsonl -feedback ~/.skilllite/chat/feedback.sqlite -feedback-report check.json -out - | %[2]s -file -
   # live: copy agent-rpc's stdout to the bridge; its stdin stays the client's
-  client | skilllite agent-rpc | tee -a agent-rpc.jsonl | bridge -agent skilllite -nats nats://127.0.0.1:4222
+  client | skilllite agent-rpc | tee -a agent-rpc.jsonl | %[1]s -agent skilllite -nats nats://127.0.0.1:4222
 
 Flags:
 `
@@ -89,13 +97,13 @@ type options struct {
 	logLevel, logFormat      string
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
+func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	var tools string
 	fs := flag.NewFlagSet("bridge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(ctx))
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.cfg.Agent, "agent", "", "agent `name` (required): the first segment of source and the subject <prefix>.<name>")
@@ -113,7 +121,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
 	cli.ConnFlags(fs, &o.conn)
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
-	if err := cli.Parse(fs, args, nil); err != nil {
+	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
@@ -171,7 +179,7 @@ func (o *options) validate() error {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
+	o, err := parse(ctx, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}

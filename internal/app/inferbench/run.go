@@ -37,13 +37,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inferbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s [flags]\n\nFlags:\n", cli.Cmd(ctx, "inferbench"))
+		fs.PrintDefaults()
+	}
 	testdata := fs.String("testdata", "testdata", "the repository's testdata directory (scenarios and the SkillLite fixtures)")
 	tune := fs.String("tune-seeds", seedList(inferbench.DefaultTuneSeeds), "comma-separated seeds the rule is tuned on")
 	report := fs.String("report-seeds", seedList(inferbench.DefaultReportSeeds), "comma-separated seeds the figures are reported on")
 	sessions := fs.Int("sessions", 200, "sessions per scenario and seed")
 	window := fs.Int("window", 0, "calls an inferred re-decision may be away from an explicit replan and still match")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of Markdown")
-	if err := cli.Parse(fs, args, stdout); err != nil {
+	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		return err
 	}
 	var errs []error

@@ -18,16 +18,21 @@ import (
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
-const usage = `Usage: ingest [flags]
+// usage is the help of ingest before its flags, naming it as the user runs
+// it under ctx.
+func usage(ctx context.Context) string { return fmt.Sprintf(usageFormat, cli.Cmd(ctx, "ingest")) }
+
+// usageFormat is usage with the command as %[1]s.
+const usageFormat = `Usage: %[1]s [flags]
 
 Moves agent events (CloudEvents v1, see schema/README.md) from NATS JetStream
 into a DuckDB file: the event log, typed tables, dead letters. Every event is
 stored exactly once; bad input is dead-lettered with its reason.
 
-  ingest                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
-  ingest -nats nats://host:4222   an existing server or cluster
-  ingest -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
-  ingest -rebuild                 derive the typed tables and stored facts again from the event log and exit
+  %[1]s                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
+  %[1]s -nats nats://host:4222   an existing server or cluster
+  %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
+  %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
 `
@@ -44,13 +49,13 @@ type options struct {
 	logLevel, logFormat string
 }
 
-func parse(args []string, stderr io.Writer) (*options, error) {
+func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: pipeline.DefaultConfig(), query: query.DefaultConfig()}
 	c := &o.cfg
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(ctx))
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
@@ -90,7 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
-	if err := cli.Parse(fs, args, nil); err != nil {
+	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
@@ -133,7 +138,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	o, err := parse(args, stderr)
+	o, err := parse(ctx, args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
@@ -218,8 +223,8 @@ func loadFile(ctx context.Context, o *options, stdin io.Reader, stdout, stderr i
 	if shown > shownDeadLetters {
 		fmt.Fprintf(stderr, "… and %d more dead letters\n", shown-shownDeadLetters)
 	}
-	fmt.Fprintf(stderr, "%d lines of %s were dead-lettered: their reasons are in the dead_letters table of %s (validate %s lists every violation of every line)\n",
-		res.DeadLetters, o.file, o.cfg.DB, o.file)
+	fmt.Fprintf(stderr, "%d lines of %s were dead-lettered: their reasons are in the dead_letters table of %s (%s lists every violation of every line)\n",
+		res.DeadLetters, o.file, o.cfg.DB, cli.Cmd(ctx, "validate "+o.file))
 	if o.allowDead {
 		return nil
 	}

@@ -13,7 +13,12 @@ import (
 	"github.com/evosignal/evosignal/internal/validate"
 )
 
-const usage = `Usage: validate [flags] [file ...]
+// usage is the help of validate before its flags, naming it as the user
+// runs it under ctx.
+func usage(ctx context.Context) string { return fmt.Sprintf(usageFormat, cli.Cmd(ctx, "validate")) }
+
+// usageFormat is usage with the command as %[1]s.
+const usageFormat = `Usage: %[1]s [flags] [file ...]
 
 Checks events, one JSON event a line (CloudEvents v1 in the structured JSON
 form, see schema/README.md), against the evosignal contract without a
@@ -24,8 +29,8 @@ database, and prints every violation of every line as
 It exits 1 when any line is invalid, 0 when all are valid. With no file, or
 with -, it reads standard input.
 
-  validate events.jsonl
-  my-agent --dry-run | validate
+  %[1]s events.jsonl
+  my-agent --dry-run | %[1]s
 
 Flags:
 `
@@ -37,11 +42,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(ctx))
 		fs.PrintDefaults()
 	}
 	maxBytes := fs.Int("max-event-bytes", ingest.DefaultConfig().MaxEventBytes, "report events larger than this as oversize, as the ingester's -max-event-bytes dead-letters them (0: no limit)")
-	if err := cli.Parse(fs, args, stdout); err != nil {
+	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
