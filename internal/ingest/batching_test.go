@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/pipeline"
@@ -187,5 +189,61 @@ func TestBatchesWithinBytes(t *testing.T) {
 		if n > 31 {
 			t.Errorf("batch %d of %d messages of about %d bytes, over a budget of %d bytes", i, n, size, pc.Ingest.MaxBatchBytes)
 		}
+	}
+}
+
+// A consumer made by an older version (each message acked on its own) is
+// created again with the ingester's settings, and
+// ingests everything.
+func TestOlderConsumerIsRecreated(t *testing.T) {
+	ctx := t.Context()
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "older.duckdb")
+	pc.Ingest.BatchSize, pc.Ingest.MaxBatchSize = 100, 400
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	p, err := pipeline.Open(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	database, err := p.Store().Identity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Stream().CreateConsumer(ctx, jetstream.ConsumerConfig{
+		Metadata: map[string]string{bus.MetaDatabase: database},
+		Durable:  pc.Ingest.Durable, Description: "evosignal ingester", AckPolicy: jetstream.AckExplicitPolicy,
+		// This database's, and the MaxAckPending the ingester asks for
+		// (two batches at most and the pull buffer): only the ack policy
+		// differs.
+		AckWait: pc.Ingest.AckWait, MaxAckPending: 2*pc.Ingest.MaxBatchSize + 2*pc.Ingest.BatchSize, MaxDeliver: -1,
+		FilterSubject: pc.Stream.Prefix + ".>", DeliverPolicy: jetstream.DeliverAllPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	publishStarted(t, p, 1000)
+	if err := p.Ingest(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := p.WaitIngested(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Stream().Consumer(ctx, pc.Ingest.Durable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last ack is sent after the last commit: wait for it.
+	waitFor(t, "the ack of the last batch", 10*time.Second, func() bool {
+		info, err := c.Info(ctx)
+		return err == nil && info.AckFloor.Stream == last
+	})
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.AckPolicy != jetstream.AckAllPolicy || info.NumAckPending != 0 {
+		t.Errorf("consumer ack policy %v with %d acks pending, want %v and none", info.Config.AckPolicy, info.NumAckPending, jetstream.AckAllPolicy)
 	}
 }

@@ -59,10 +59,13 @@ type Config struct {
 // default 256 KB event size can list about 4,000 tasks.
 const DefaultMaxPlanTasks = 1000
 
-// The defaults of Config.MaxBatchSize and Config.MaxBatchBytes.
+// The defaults of Config.MaxBatchSize and Config.MaxBatchBytes. A batch
+// of 16 MiB holds about 35,000 events of the usual size (400–500 bytes);
+// decoded, they take about twice that in the Go heap, and two batches are
+// in hand at most (one being built, one committing).
 const (
 	DefaultMaxBatchSize  = 100_000
-	DefaultMaxBatchBytes = 32 << 20
+	DefaultMaxBatchBytes = 16 << 20
 )
 
 // DefaultConfig returns the defaults the ingest command documents.

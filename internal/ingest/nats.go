@@ -134,7 +134,7 @@ type natsRun struct {
 	setupFailed atomic.Bool
 
 	// The batch being built.
-	msgs    []jetstream.Msg
+	last    jetstream.Msg // its last message, which acks it
 	items   []store.Item
 	bytes   int // of its messages, payload and headers
 	firstAt time.Time
@@ -157,7 +157,7 @@ type natsRun struct {
 
 // batch is a full batch handed to the committer.
 type batch struct {
-	msgs  []jetstream.Msg
+	last  jetstream.Msg // acks the batch once committed (the consumer acks all up to it)
 	items []store.Item
 	pos   uint64
 }
@@ -276,7 +276,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		if len(r.items) == 0 {
 			r.firstAt = time.Now()
 		}
-		r.msgs = append(r.msgs, msg)
+		r.last = msg
 		r.bytes += msgBytes(msg)
 		r.pending = meta.NumPending
 		// A CloudEvent in binary content mode (attributes in ce-* headers)
@@ -307,10 +307,10 @@ func (r *natsRun) handOff(pos uint64) error {
 	if err := r.wait(); err != nil {
 		return err
 	}
-	r.toCommit <- &batch{msgs: r.msgs, items: r.items, pos: pos}
+	r.toCommit <- &batch{last: r.last, items: r.items, pos: pos}
 	r.inflight = true
 	r.limit = nextLimit(r.in.cfg, r.limit, r.pending)
-	r.msgs, r.items, r.bytes = make([]jetstream.Msg, 0, r.limit), make([]store.Item, 0, r.limit), 0
+	r.last, r.items, r.bytes = nil, make([]store.Item, 0, r.limit), 0
 	return nil
 }
 
@@ -426,9 +426,10 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 		return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)
 	}
 	r.committed.Store(b.pos)
-	for _, m := range b.msgs {
-		m.Ack() // best effort: the position is in the store; a lost ack only means a redelivery
-	}
+	// One ack for the batch: the consumer's acks are cumulative
+	// (bus.AnchorConsumer). Best effort: the position is in the store; a
+	// lost ack only means a redelivery.
+	b.last.Ack()
 	r.in.stats.add(res, len(b.items))
 	if time.Since(r.lastLog) >= r.in.cfg.Progress {
 		r.lastLog = time.Now()
