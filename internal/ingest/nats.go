@@ -310,7 +310,10 @@ func (r *natsRun) handOff(pos uint64) error {
 	r.toCommit <- &batch{last: r.last, items: r.items, pos: pos}
 	r.inflight = true
 	r.limit = nextLimit(r.in.cfg, r.limit, r.pending)
-	r.last, r.items, r.bytes = nil, make([]store.Item, 0, r.limit), 0
+	// Room for as many as the batch just handed over, which the byte
+	// budget may have ended well below the limit.
+	n := min(r.limit, max(r.in.cfg.BatchSize, len(r.items)))
+	r.last, r.items, r.bytes = nil, make([]store.Item, 0, n), 0
 	return nil
 }
 
