@@ -3,7 +3,6 @@ package agent
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -25,7 +24,7 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 
 // Send writes e as one line.
 func (j *JSONLWriter) Send(_ context.Context, e *events.Event) error {
-	b, err := json.Marshal(e)
+	b, err := encode(e)
 	if err != nil {
 		return fmt.Errorf("encode event %s: %w", e.ID, err)
 	}

@@ -30,6 +30,9 @@ type env struct {
 	cpuprofile string // profile the ingest phase into this file
 	progress   time.Duration
 	log        *slog.Logger
+	// batch and batchBytes, when set, fix the ingester's batches (its
+	// BatchSize and MaxBatchSize, its MaxBatchBytes) and write-steps'.
+	batch, batchBytes int
 }
 
 // The work directory: one sub-directory per scenario, each with its own
@@ -158,6 +161,12 @@ func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline,
 	cfg.ServerLog = warnOnly(slog.New(e.log.Handler()).With("component", "nats"))
 	cfg.NATS.Name = "bench"
 	cfg.Log = e.log.With("component", "ingest")
+	if e.batch > 0 {
+		cfg.Ingest.BatchSize, cfg.Ingest.MaxBatchSize = e.batch, e.batch
+	}
+	if e.batchBytes > 0 {
+		cfg.Ingest.MaxBatchBytes = e.batchBytes
+	}
 	return pipeline.Open(ctx, cfg)
 }
 

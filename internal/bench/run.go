@@ -63,7 +63,7 @@ Phases, in order:
                    Nats-Msg-Id (so JetStream keeps them) and ingest them, all
                    of which must be skipped.
   diagnostic
-    write-steps    N events through store.Write in batches of 10,000 on a
+    write-steps    N events through store.Write in batches of 10,000 (-batch) on a
                    fresh database, each of its statements timed by the store
                    (store.Options.StepTimer): where a commit's time goes. Then
                    again with checkpoint_threshold=100GB (write-steps-nockpt),
@@ -126,6 +126,8 @@ type Config struct {
 	DupFrac    float64       // share of N re-sent in the de-duplication passes
 	Pool       int           // pre-generated payloads the raw phases cycle through
 	Seed       uint64        // synth seed
+	Batch      int           // fixed batches of this many messages (ingester, write-steps); 0: the ingester's defaults
+	BatchBytes int           // the ingester's MaxBatchBytes; 0: its default
 	Progress   time.Duration // log progress this often
 	Only       string        // run only these comma-separated phases
 	InProcess  bool          // run every phase in this process
@@ -152,6 +154,12 @@ func (c Config) Validate() error {
 	}
 	if c.DupFrac <= 0 || c.DupFrac > 1 {
 		errs = append(errs, fmt.Errorf("-dup-frac %g must be in (0, 1]", c.DupFrac))
+	}
+	if c.Batch < 0 {
+		errs = append(errs, fmt.Errorf("-batch %d is negative", c.Batch))
+	}
+	if c.BatchBytes < 0 {
+		errs = append(errs, fmt.Errorf("-batch-bytes %d is negative", c.BatchBytes))
 	}
 	if c.Retries < 0 {
 		errs = append(errs, fmt.Errorf("-retries %d is negative", c.Retries))
@@ -198,7 +206,7 @@ type options struct {
 func (c Config) options() *options {
 	return &options{
 		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
-			cpuprofile: c.CPUProfile, progress: c.Progress},
+			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes},
 		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
 		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command,
 	}
@@ -332,7 +340,8 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 	}
 	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
 		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
-		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String()}
+		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String(),
+		"-batch", strconv.Itoa(o.batch), "-batch-bytes", strconv.Itoa(o.batchBytes)}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}

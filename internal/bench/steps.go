@@ -13,11 +13,8 @@ import (
 	"github.com/evosignal/evosignal/internal/store"
 )
 
-// writeBatch is the ingester's batch size.
-var writeBatch = ingest.DefaultConfig().BatchSize
-
 // phaseWriteSteps is a diagnostic: it writes N events through store.Write
-// in batches of 10,000 on a fresh database, with the store's StepTimer on,
+// in batches of 10,000 (or -batch) on a fresh database, with the store's StepTimer on,
 // to show where a commit's time goes statement by statement; the figures of
 // the pipeline are those of the ingest phase. It runs twice: with DuckDB's
 // default checkpoint threshold, and with one large enough that no
@@ -28,12 +25,16 @@ func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	writeBatch := ingest.DefaultConfig().BatchSize
+	if e.batch > 0 {
+		writeBatch = e.batch
+	}
 	var out []Result
 	for _, v := range []struct{ name, threshold, what string }{
 		{"write-steps", duckDBCheckpointThreshold, "store.Write's statements timed one by one (diagnostic)"},
 		{"write-steps-nockpt", "100GB", "  the same with checkpoint_threshold=100GB (no checkpoint)"},
 	} {
-		r, err := writeSteps(ctx, e, pool, v.name, v.threshold, v.what)
+		r, err := writeSteps(ctx, e, pool, writeBatch, v.name, v.threshold, v.what)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +74,7 @@ func (t *stepTimes) step(name string, d time.Duration) {
 	}
 }
 
-func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, what string) (Result, error) {
+func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, name, threshold, what string) (Result, error) {
 	dbPath := filepath.Join(e.dir, "steps", name+".duckdb")
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
 		return Result{}, err
@@ -140,7 +141,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, name, threshold, wh
 	for _, d := range times.took {
 		total += d
 	}
-	r.Extra = map[string]any{"batches": (e.events + writeBatch - 1) / writeBatch, "checkpoints_seen": times.checkpoints,
+	r.Extra = map[string]any{"batches": (e.events + writeBatch - 1) / writeBatch, "batch": writeBatch, "checkpoints_seen": times.checkpoints,
 		"commits_over_100ms": slowCommits, "max_commit_seconds": maxCommit.Seconds(),
 		"final_checkpoint_seconds": final.Seconds()}
 	k := max(1, len(batchTook)/10)

@@ -152,6 +152,11 @@ func (e *ConsumerTakenError) Is(target error) bool { return target == ErrConsume
 // again at committed+1, which loses nothing because the stream keeps the
 // messages.
 //
+// Acks are cumulative (AckAll): acking a message acks every message before
+// it, so the ingester acks a committed batch with its last message. A
+// consumer with another ack policy (made by an older version, which acked
+// each message) is created again like one at another position.
+//
 // A consumer that records another database (c.Database) is never touched:
 // AnchorConsumer returns a *ConsumerTakenError. One without a record (made
 // before databases had ids) is taken over.
@@ -159,7 +164,7 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 	want := jetstream.ConsumerConfig{
 		Durable:       c.Durable,
 		Description:   "evosignal ingester",
-		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckPolicy:     jetstream.AckAllPolicy,
 		AckWait:       c.AckWait,
 		MaxAckPending: c.MaxAckPending,
 		MaxDeliver:    -1,
@@ -185,6 +190,7 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 			return nil, &ConsumerTakenError{Durable: c.Durable, Stream: info.Stream, Owner: owner, Database: c.Database}
 		}
 		if info.Delivered.Stream == committed && info.AckFloor.Stream == committed &&
+			info.Config.AckPolicy == want.AckPolicy &&
 			info.Config.FilterSubject == c.Filter && info.Config.AckWait == c.AckWait &&
 			info.Config.MaxAckPending == c.MaxAckPending && owner == c.Database {
 			return cons, nil

@@ -134,10 +134,17 @@ type natsRun struct {
 	setupFailed atomic.Bool
 
 	// The batch being built.
-	msgs    []jetstream.Msg
+	last    jetstream.Msg // its last message, which acks it
 	items   []store.Item
+	bytes   int // of its messages, payload and headers
 	firstAt time.Time
 	lastLog time.Time
+	// limit is the most messages the batch being built takes: BatchSize
+	// while the ingester keeps up, up to MaxBatchSize while it is behind
+	// (nextLimit). pending is what waits in the stream after the last
+	// message taken (its NumPending).
+	limit   int
+	pending uint64
 
 	// The batch being committed: the loop builds the next batch while the
 	// committer goroutine writes the previous one (at most one in flight),
@@ -150,7 +157,7 @@ type natsRun struct {
 
 // batch is a full batch handed to the committer.
 type batch struct {
-	msgs  []jetstream.Msg
+	last  jetstream.Msg // acks the batch once committed (the consumer acks all up to it)
 	items []store.Item
 	pos   uint64
 }
@@ -164,7 +171,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		Durable:       cfg.Durable,
 		Filter:        cfg.Prefix + ".>",
 		AckWait:       cfg.AckWait,
-		MaxAckPending: 4 * cfg.BatchSize,
+		MaxAckPending: maxAckPending(cfg),
 		Database:      r.database,
 	}, r.committed.Load())
 	if err != nil {
@@ -173,7 +180,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	if r.setupFailed.Swap(false) {
 		r.in.Healthy()
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(2*cfg.BatchSize), jetstream.PullExpiry(5*time.Second))
+	it, err := cons.Messages(jetstream.PullMaxMessages(pullMessages(cfg)), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
 		return fmt.Errorf("pull from consumer %s: %w", cfg.Durable, err)
 	}
@@ -194,6 +201,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	}()
 
 	r.seen = r.committed.Load()
+	r.limit = cfg.BatchSize
 	based := false // whether the first message after anchoring was seen
 	for {
 		var msg jetstream.Msg
@@ -203,6 +211,11 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 			msg, err = it.Next(jetstream.NextMaxWait(cfg.FlushInterval))
 		} else if len(r.items) == 0 {
 			msg, err = it.Next()
+		} else if r.filling() {
+			// Behind: the batch fills from what waits in the stream, so
+			// its age does not matter; if delivery stalls for a flush
+			// interval, what is in hand is committed.
+			msg, err = it.Next(jetstream.NextMaxWait(cfg.FlushInterval))
 		} else {
 			wait := cfg.FlushInterval - time.Since(r.firstAt)
 			if wait <= 0 {
@@ -263,14 +276,16 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		if len(r.items) == 0 {
 			r.firstAt = time.Now()
 		}
-		r.msgs = append(r.msgs, msg)
+		r.last = msg
+		r.bytes += msgBytes(msg)
+		r.pending = meta.NumPending
 		// A CloudEvent in binary content mode (attributes in ce-* headers)
 		// is turned into the structured form first, so it is validated
 		// and stored like any other.
 		raw := events.Structured(msg.Headers(), msg.Data())
 		r.items = append(r.items, withSeq(classify(raw, msg.Subject(), cfg), s))
 		r.in.stats.position(s, meta.NumPending)
-		if len(r.items) >= cfg.BatchSize {
+		if len(r.items) >= r.limit || r.bytes >= cfg.MaxBatchBytes {
 			if err := r.handOff(r.seen); err != nil {
 				return err
 			}
@@ -292,11 +307,59 @@ func (r *natsRun) handOff(pos uint64) error {
 	if err := r.wait(); err != nil {
 		return err
 	}
-	r.toCommit <- &batch{msgs: r.msgs, items: r.items, pos: pos}
+	r.toCommit <- &batch{last: r.last, items: r.items, pos: pos}
 	r.inflight = true
-	n := r.in.cfg.BatchSize
-	r.msgs, r.items = make([]jetstream.Msg, 0, n), make([]store.Item, 0, n)
+	r.limit = nextLimit(r.in.cfg, r.limit, r.pending)
+	// Room for as many as the batch just handed over, which the byte
+	// budget may have ended well below the limit.
+	n := min(r.limit, max(r.in.cfg.BatchSize, len(r.items)))
+	r.last, r.items, r.bytes = nil, make([]store.Item, 0, n), 0
 	return nil
+}
+
+// nextLimit is the most messages the next batch takes, after a batch
+// taken with limit that left pending messages in the stream. Behind
+// (more than that batch waits), the limit doubles up to MaxBatchSize: a
+// larger transaction costs less per event. Caught up (less than
+// BatchSize waits), it is BatchSize again, so that a batch is committed
+// as soon as it is full. In between it stays.
+func nextLimit(cfg Config, limit int, pending uint64) int {
+	switch {
+	case pending > uint64(limit):
+		return min(2*limit, cfg.MaxBatchSize)
+	case pending < uint64(cfg.BatchSize):
+		return cfg.BatchSize
+	}
+	return limit
+}
+
+// filling says whether the batch in hand fills from what already waits
+// in the stream, as of the last message taken.
+func (r *natsRun) filling() bool {
+	return r.pending >= uint64(r.limit-len(r.items))
+}
+
+// maxAckPending is the consumer's limit of messages delivered and not
+// acked: the batch committing and the one being built, each up to
+// MaxBatchSize, and the pull buffer (pullMessages); so that the server
+// never holds back messages the ingester has room for.
+func maxAckPending(cfg Config) int {
+	return 2*cfg.MaxBatchSize + pullMessages(cfg)
+}
+
+// pullMessages is how many messages the consumer's pull requests ask for
+// ahead of the loop.
+func pullMessages(cfg Config) int { return 2 * cfg.BatchSize }
+
+// msgBytes is what m holds: its payload and headers.
+func msgBytes(m jetstream.Msg) int {
+	n := len(m.Data())
+	for k, vs := range m.Headers() {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // "k: v\r\n"
+		}
+	}
+	return n
 }
 
 // wait waits for the batch in flight, if any, to be committed.
@@ -366,9 +429,10 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 		return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)
 	}
 	r.committed.Store(b.pos)
-	for _, m := range b.msgs {
-		m.Ack() // best effort: the position is in the store; a lost ack only means a redelivery
-	}
+	// One ack for the batch: the consumer's acks are cumulative
+	// (bus.AnchorConsumer). Best effort: the position is in the store; a
+	// lost ack only means a redelivery.
+	b.last.Ack()
 	r.in.stats.add(res, len(b.items))
 	if time.Since(r.lastLog) >= r.in.cfg.Progress {
 		r.lastLog = time.Now()

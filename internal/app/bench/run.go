@@ -30,6 +30,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 	fs.Float64Var(&c.DupFrac, "dup-frac", c.DupFrac, "share of N re-sent (and newly sent) in the de-duplication passes")
 	fs.IntVar(&c.Pool, "pool", c.Pool, "pre-generated payloads the raw phases cycle through")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "synth seed")
+	fs.IntVar(&c.Batch, "batch", 0, "fixed batches of `N` messages for ingest, concurrent, dedup and write-steps (the ingester's -batch and -max-batch); 0: the ingester's defaults (adaptive), write-steps 10,000")
+	fs.IntVar(&c.BatchBytes, "batch-bytes", 0, "the ingester's -max-batch-bytes (`bytes`); 0: its default")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
 	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
 	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")

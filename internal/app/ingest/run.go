@@ -76,7 +76,9 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.DurationVar(&c.Stream.Duplicates, "dup-window", c.Stream.Duplicates, "JetStream duplicate window for Nats-Msg-Id (later re-sends are still skipped by the ingester)")
 	fs.IntVar(&c.Stream.Replicas, "replicas", c.Stream.Replicas, "stream replicas (3 or 5 on a cluster)")
 	fs.StringVar(&c.Ingest.Durable, "consumer", c.Ingest.Durable, "durable consumer `name` (one per database)")
-	fs.IntVar(&c.Ingest.BatchSize, "batch", c.Ingest.BatchSize, "messages per transaction at most")
+	fs.IntVar(&c.Ingest.BatchSize, "batch", c.Ingest.BatchSize, "messages per transaction while keeping up with the stream (reading a file: at most)")
+	fs.IntVar(&c.Ingest.MaxBatchSize, "max-batch", c.Ingest.MaxBatchSize, "messages per transaction at most while behind: batches double from -batch up to this while more than a batch waits in the stream, and go back to -batch once caught up")
+	fs.IntVar(&c.Ingest.MaxBatchBytes, "max-batch-bytes", c.Ingest.MaxBatchBytes, "bytes of messages (payload and headers) per transaction at most, whatever their count; about twice this is in hand while a batch commits")
 	fs.DurationVar(&c.Ingest.FlushInterval, "flush", c.Ingest.FlushInterval, "commit a partial batch this long after its first message")
 	fs.IntVar(&c.Ingest.MaxEventBytes, "max-event-bytes", c.Ingest.MaxEventBytes, "dead-letter events larger than this")
 	fs.IntVar(&c.Ingest.MaxPlanTasks, "max-plan-tasks", c.Ingest.MaxPlanTasks, "dead-letter plans listing (or dropping) more tasks than this (plan_too_large)")
@@ -110,6 +112,11 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	}
 	if o.queryOn {
 		c.Query = &o.query
+	}
+	if set := setFlags(fs); set["batch"] && !set["max-batch"] {
+		// A -batch above the default -max-batch raises it: batches
+		// are then that size at least.
+		c.Ingest.MaxBatchSize = max(c.Ingest.MaxBatchSize, c.Ingest.BatchSize)
 	}
 	var errs []error
 	if o.file != "" && o.rebuild {
@@ -238,4 +245,11 @@ func lockHint(err error, db string) error {
 		return fmt.Errorf("%w\n(only one process can write %s; stop the other ingester, or read through it)", err, db)
 	}
 	return err
+}
+
+// setFlags returns the names of the flags set on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }

@@ -177,3 +177,40 @@ func TestMemoryLimitFlags(t *testing.T) {
 		t.Fatalf("run -memory-limit lots = %v, want an error naming the memory limit", err)
 	}
 }
+
+// -batch above the default -max-batch raises it; both given, a -max-batch
+// below -batch is an error.
+func TestBatchFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "t.duckdb")
+	tests := []struct {
+		name          string
+		args          []string
+		wantBatch     int
+		wantMax       int
+		wantUsageFail bool
+	}{
+		{"defaults", nil, 10000, 100000, false},
+		{"small batch", []string{"-batch", "500"}, 500, 100000, false},
+		{"large batch", []string{"-batch", "200000"}, 200000, 200000, false},
+		{"both", []string{"-batch", "500", "-max-batch", "5000"}, 500, 5000, false},
+		{"max below batch", []string{"-batch", "500", "-max-batch", "100"}, 0, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var errOut bytes.Buffer
+			o, err := parse(append([]string{"-db", db}, tc.args...), &errOut)
+			if tc.wantUsageFail {
+				if !errors.Is(err, errUsage) {
+					t.Fatalf("parse(%q) = %v, want a usage error", tc.args, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse(%q): %v\n%s", tc.args, err, errOut.String())
+			}
+			if got := o.cfg.Ingest; got.BatchSize != tc.wantBatch || got.MaxBatchSize != tc.wantMax {
+				t.Errorf("parse(%q): batch %d, max batch %d; want %d and %d", tc.args, got.BatchSize, got.MaxBatchSize, tc.wantBatch, tc.wantMax)
+			}
+		})
+	}
+}
