@@ -198,7 +198,7 @@ func TestBatchFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var errOut bytes.Buffer
-			o, err := parse(append([]string{"-db", db}, tc.args...), &errOut)
+			o, err := parse(t.Context(), append([]string{"-db", db}, tc.args...), &errOut)
 			if tc.wantUsageFail {
 				if !errors.Is(err, errUsage) {
 					t.Fatalf("parse(%q) = %v, want a usage error", tc.args, err)
