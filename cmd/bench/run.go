@@ -30,6 +30,7 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 	fs.IntVar(&c.Pool, "pool", c.Pool, "pre-generated payloads the raw phases cycle through")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "synth seed")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
+	fs.StringVar(&c.MemLimit, "memory-limit", "", "DuckDB memory limit of the ingester in the ingest and concurrent phases, as ingest -memory-limit (default: the ingester's default)")
 	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
 	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
 	fs.DurationVar(&c.WaitIdle, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")

@@ -13,11 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	store.LimitGoMemory() // the Go share of the memory budget (docs/operations.md)
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, errUsage) {
 			os.Exit(2)

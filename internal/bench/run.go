@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // Usage is the bench command's help, before its flags: what each phase
@@ -112,6 +114,10 @@ var phases = map[string]func(context.Context, *env) ([]Result, error){
 	"write-steps":   phaseWriteSteps,
 }
 
+// ingester are the phases that run the ingester: their processes get its
+// Go memory limit.
+var ingester = map[string]bool{"ingest": true, "concurrent": true}
+
 // selfProfiled are the phases that profile their measured section only.
 var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": true}
 
@@ -127,6 +133,7 @@ type Config struct {
 	Pool       int           // pre-generated payloads the raw phases cycle through
 	Seed       uint64        // synth seed
 	Progress   time.Duration // log progress this often
+	MemLimit   string        // DuckDB memory_limit of the ingester's store; empty: its default
 	Only       string        // run only these comma-separated phases
 	InProcess  bool          // run every phase in this process
 	WaitIdle   time.Duration // before each phase, wait up to this long for idle CPUs
@@ -198,7 +205,7 @@ type options struct {
 func (c Config) options() *options {
 	return &options{
 		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
-			cpuprofile: c.CPUProfile, progress: c.Progress},
+			cpuprofile: c.CPUProfile, progress: c.Progress, memLimit: c.MemLimit},
 		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
 		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command,
 	}
@@ -333,6 +340,9 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
 		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
 		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String()}
+	if o.memLimit != "" {
+		args = append(args, "-memory-limit", o.memLimit)
+	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
@@ -354,6 +364,9 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 // runChild runs the phase of -phase and prints its results as JSON.
 func runChild(ctx context.Context, o *options, stdout io.Writer) error {
 	o.log = o.log.With("phase", o.phase)
+	if ingester[o.phase] {
+		store.LimitGoMemory() // as cmd/ingest runs
+	}
 	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
 	if err != nil {
 		return err
