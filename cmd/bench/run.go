@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/evosignal/evosignal/internal/bench"
@@ -20,7 +21,7 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 		fmt.Fprint(stderr, bench.Usage)
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&c.Events, "events", c.Events, "`N`: events per phase")
+	fs.Var(eventsFlag{&c}, "events", "`N`: events per phase; a comma-separated list (1000000,5000000,10000000) runs the phases at each N in turn and prints the curve")
 	fs.StringVar(&c.Mode, "mode", c.Mode, "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&c.Keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
@@ -53,6 +54,35 @@ func parse(args []string, stderr io.Writer) (*bench.Config, error) {
 	}
 	c.Command = "bench " + strings.Join(args, " ")
 	return &c, nil
+}
+
+// eventsFlag is -events: one N, or the N of a curve.
+type eventsFlag struct{ c *bench.Config }
+
+func (f eventsFlag) String() string {
+	if f.c == nil {
+		return ""
+	}
+	if len(f.c.Curve) > 0 {
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.c.Curve)), ","), "[]")
+	}
+	return strconv.Itoa(f.c.Events)
+}
+
+func (f eventsFlag) Set(s string) error {
+	var ns []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(p), "_", ""))
+		if err != nil {
+			return fmt.Errorf("%q is not a number of events", p)
+		}
+		ns = append(ns, n)
+	}
+	f.c.Events, f.c.Curve = ns[0], nil
+	if len(ns) > 1 {
+		f.c.Curve = ns
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
