@@ -10,7 +10,7 @@ import (
 // TestExportSpills exports a database whose events table, as the COPY
 // sorts and buffers it, does not fit the memory limit: the export must
 // spill to the temp directory rather than fail, and write every row. With
-// spilling turned off (SET GLOBAL temp_directory = '') this export fails
+// spilling turned off (SET GLOBAL temp_directory = ”) this export fails
 // with an Out of Memory Error. A much larger database under the same
 // limit would fail all the same: what the partitioned Parquet writer
 // holds does not spill (docs/operations.md).
