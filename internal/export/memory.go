@@ -9,7 +9,7 @@ import "github.com/evosignal/evosignal/internal/store"
 // the events committed in it. DuckDB's own default, 80 % of RAM, let the
 // first export of 10M events hold the table in memory: 6.5–6.9 GiB of
 // RSS. Under this limit the sorts spill to the temp directory: 0.9 GiB of
-// RSS at 10M events, in about the same time (BENCHMARKS.md). Not every
+// RSS at 10M events, in about the same time (docs/operations.md). Not every
 // part spills (the semi-join's build side of 10M events, the Parquet
 // writers' buffers): at 512 MiB the first export of 10M events failed
 // with an Out of Memory Error.
