@@ -225,7 +225,7 @@ func startIngest(ctx context.Context, e *env, p *pipeline.Pipeline) (*ingestRun,
 		el := time.Since(s.Started).Seconds()
 		e.log.Info("ingest", append([]any{"committed", s.Messages, "events_per_s", int(float64(s.Messages) / el),
 			"batches", s.Batches, "last_seq", s.LastSeq, "pending", s.Pending,
-			"commit_share", fmt.Sprintf("%.0f%%", 100*s.CommitSecs/el)}, memAttrs()...)...)
+			"commit_share", fmt.Sprintf("%.0f%%", 100*s.CommitSecs/el)}, append(memAttrs(), duckMem(ctx, p.Store())...)...)...)
 	})
 	return r, nil
 }

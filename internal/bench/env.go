@@ -17,6 +17,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/synth"
 )
 
@@ -29,6 +30,7 @@ type env struct {
 	seed       uint64
 	cpuprofile string // profile the ingest phase into this file
 	progress   time.Duration
+	memLimit   string // store.Options.MemoryLimit of the ingester; empty: its default
 	log        *slog.Logger
 	// batch and batchBytes, when set, fix the ingester's batches (its
 	// BatchSize and MaxBatchSize, its MaxBatchBytes) and write-steps'.
@@ -157,6 +159,7 @@ func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline,
 	}
 	cfg := pipeline.DefaultConfig()
 	cfg.DB = e.dbPath(sc)
+	cfg.Store.MemoryLimit = e.memLimit
 	cfg.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir}
 	cfg.ServerLog = warnOnly(slog.New(e.log.Handler()).With("component", "nats"))
 	cfg.NATS.Name = "bench"
@@ -313,5 +316,19 @@ func ticker(ctx context.Context, d time.Duration, report func()) (stop func()) {
 
 // memAttrs are the memory figures progress lines carry.
 func memAttrs() []any {
-	return []any{"rss_mib", int(mib(procStatus("VmRSS"))), "go_heap_mib", int(mib(int64(heapNow())))}
+	return []any{"rss_mib", int(mib(procStatus("VmRSS"))), "go_heap_mib", int(mib(int64(heapNow()))),
+		"go_mapped_mib", int(mib(int64(goMapped())))}
+}
+
+// duckMem is DuckDB's own account of its memory (duckdb_memory(): the
+// buffer pool and what it tracks beside it) and of its spill files, for
+// progress lines: with memAttrs, where a process's memory goes.
+func duckMem(ctx context.Context, st *store.Store) []any {
+	var used, temp int64
+	err := st.DB().QueryRowContext(ctx,
+		"SELECT coalesce(sum(memory_usage_bytes), 0), coalesce(sum(temporary_storage_bytes), 0) FROM duckdb_memory()").Scan(&used, &temp)
+	if err != nil {
+		return []any{"duckdb_mem_err", err}
+	}
+	return []any{"duckdb_mib", int(mib(used)), "duckdb_spilled_mib", int(mib(temp))}
 }

@@ -131,6 +131,18 @@ func resetPeakRSS() {
 	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }
 
+// goMapped is the memory the Go runtime holds from the OS (everything
+// the Go memory limit counts): heap, stacks, runtime structures, less
+// what it has returned.
+func goMapped() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
 const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // heapNow is the bytes of the Go heap occupied by objects, live or not yet

@@ -22,7 +22,9 @@ type Report struct {
 	Command string   `json:"command"`
 	Events  int      `json:"events"`
 	Mode    string   `json:"mode"`
+	Sizes   []int    `json:"sizes,omitempty"` // a curve run's N, in order (Events is the first)
 	Results []Result `json:"results"`
+	Curve   []Point  `json:"curve,omitempty"`
 }
 
 type machine struct {
@@ -64,8 +66,12 @@ func procField(path, name string) string {
 
 func (r Report) write(w io.Writer) {
 	m := r.Machine
-	fmt.Fprintf(w, "evosignal bench: %d events, mode %s — %d CPUs (%s), %.1f GiB RAM, %s %s\n\n",
-		r.Events, r.Mode, m.CPUs, m.CPUModel, m.MemGiB, m.GoVersion, m.OS)
+	events := fmt.Sprint(r.Events)
+	if len(r.Sizes) > 0 {
+		events = fmt.Sprint(r.Sizes)
+	}
+	fmt.Fprintf(w, "evosignal bench: %s events, mode %s — %d CPUs (%s), %.1f GiB RAM, %s %s\n\n",
+		events, r.Mode, m.CPUs, m.CPUModel, m.MemGiB, m.GoVersion, m.OS)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tevents\tseconds\tevents/s\tMB/s\tCPU\tothers\tiowait\tpeak RSS MiB\tGo heap MiB\t  what")
 	for _, x := range r.Results {
@@ -111,7 +117,11 @@ func (r Report) write(w io.Writer) {
 			}
 			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
 		}
-		fmt.Fprintf(w, "  %-14s %s\n", x.Phase, strings.Join(parts, " "))
+		label := x.Phase
+		if len(r.Sizes) > 0 {
+			label += fmt.Sprintf(" (%s)", thousands(x.Events))
+		}
+		fmt.Fprintf(w, "  %-14s %s\n", label, strings.Join(parts, " "))
 	}
 
 	fmt.Fprintf(w, "\ntarget: ≥ %s events/s end to end on 2 cores with acks after commit\n", thousands(target))
@@ -123,8 +133,9 @@ func (r Report) write(w io.Writer) {
 		if x.PerSec < target {
 			verdict = fmt.Sprintf("BELOW the target (%.0f%% of it)", 100*x.PerSec/target)
 		}
-		fmt.Fprintf(w, "  %-10s %s events/s — %s\n", x.Phase, thousands(int64(math.Round(x.PerSec))), verdict)
+		fmt.Fprintf(w, "  %-10s %s events/s at %s — %s\n", x.Phase, thousands(int64(math.Round(x.PerSec))), thousands(x.Events), verdict)
 	}
+	writeCurve(w, r.Curve)
 }
 
 func thousands(n int64) string {

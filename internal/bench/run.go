@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // Usage is the bench command's help, before its flags: what each phase
@@ -54,6 +56,10 @@ Phases, in order:
   end to end, -mode concurrent
     concurrent     the ingester runs while N synth events are published to an
                    empty stream: N / (first publish → last commit).
+  export (on the backlog database, else the concurrent one)
+    export         a first, full analyze export of the database of N events
+                   (every table to Parquet, at the export's default memory
+                   limit) into a directory removed afterwards.
   de-duplication (on the backlog database, else the concurrent one)
     dedup-open     store.Open of the database of N events, in a new process:
                    the time to load the key set, and its Go heap per key.
@@ -80,6 +86,15 @@ busy); "others" is the cores other processes kept busy meanwhile (from
 "iowait" the cores idle waiting for disk I/O meanwhile.
 Progress goes to stderr every -progress; the report to stdout.
 
+The curve: -events with several N (1000000,5000000,10000000) runs the
+phases at each N in turn, each N in its own sub-directory removed once
+measured (unless -keep), and ends with one line per N: the ingest
+(backlog) and concurrent (steady state: publish and ingest together) rates,
+each against its rate at the first N ("vs first"), and their peak RSS, and
+the export's seconds and peak RSS. Whether the ingester keeps its pace and
+bounded memory as the database grows is read there. Check the disk first:
+at 10M events each JetStream store takes about 5 GB and each database 2 GB.
+
 On a shared machine, -wait-idle waits before each phase until other processes
 leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
 whose passes change the database) and keeps its least contended attempt; a
@@ -88,6 +103,9 @@ row still contended is marked contended=true in the notes.
   bench                                 1,000,000 events, every phase
   bench -events 100000 -mode backlog    a quicker look
   bench -wait-idle 10m -retries 3       on a machine others use too
+  bench -events 1000000,5000000,10000000 -only publish,ingest,concurrent,export
+                                        the curve: rate and peak RSS at 1M,
+                                        5M and 10M events (about an hour)
   bench -cpuprofile ingest.pprof        profile the ingest phase, then:
                                         go tool pprof -top bench ingest.pprof
   bench -cpuprofile dup.pprof -profile dedup
@@ -107,10 +125,15 @@ var phases = map[string]func(context.Context, *env) ([]Result, error){
 	"publish":       phasePublish,
 	"ingest":        phaseIngest,
 	"concurrent":    phaseConcurrent,
+	"export":        phaseExport,
 	"dedup-open":    phaseDedupOpen,
 	"dedup":         phaseDedup,
 	"write-steps":   phaseWriteSteps,
 }
+
+// ingester are the phases that run the ingester: their processes get its
+// Go memory limit.
+var ingester = map[string]bool{"ingest": true, "concurrent": true}
 
 // selfProfiled are the phases that profile their measured section only.
 var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": true}
@@ -118,6 +141,7 @@ var selfProfiled = map[string]bool{"ingest": true, "concurrent": true, "dedup": 
 // Config is one bench run: the bench command's flags.
 type Config struct {
 	Events     int           // N: events per phase
+	Curve      []int         // run the plan at each of these N in turn (Events is ignored) and print the curve
 	Mode       string        // backlog, concurrent or both
 	JSON       bool          // print the results as JSON instead of a table
 	Keep       string        // work in this directory and keep it
@@ -129,6 +153,7 @@ type Config struct {
 	Batch      int           // fixed batches of this many messages (ingester, write-steps); 0: the ingester's defaults
 	BatchBytes int           // the ingester's MaxBatchBytes; 0: its default
 	Progress   time.Duration // log progress this often
+	MemLimit   string        // DuckDB memory_limit of the ingester's store; empty: its default
 	Only       string        // run only these comma-separated phases
 	InProcess  bool          // run every phase in this process
 	WaitIdle   time.Duration // before each phase, wait up to this long for idle CPUs
@@ -136,6 +161,10 @@ type Config struct {
 	Phase      string        // internal: run this one phase and print its results as JSON
 	Dir        string        // internal: the work directory of Phase
 	Command    string        // the command line, for the report
+	// ChildArgs select the bench in its own executable, before a phase's
+	// flags, when a phase runs in a new process: none for cmd/bench,
+	// "bench" for evosignal bench.
+	ChildArgs []string
 }
 
 // DefaultConfig returns the bench command's defaults.
@@ -148,6 +177,14 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Events < 1 {
 		errs = append(errs, fmt.Errorf("-events %d must be at least 1", c.Events))
+	}
+	for _, n := range c.Curve {
+		if n < 1 {
+			errs = append(errs, fmt.Errorf("-events: %d must be at least 1", n))
+		}
+	}
+	if len(c.Curve) > 0 && c.Phase != "" {
+		errs = append(errs, errors.New("-phase runs one N, not a curve"))
 	}
 	if c.Pool < 1 {
 		errs = append(errs, fmt.Errorf("-pool %d must be at least 1", c.Pool))
@@ -201,14 +238,15 @@ type options struct {
 	retries     int
 	phase       string // internal: run this one phase and print its results as JSON
 	command     string
+	childArgs   []string
 }
 
 func (c Config) options() *options {
 	return &options{
 		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
-			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes},
+			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes, memLimit: c.MemLimit},
 		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
-		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command,
+		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command, childArgs: c.ChildArgs,
 	}
 }
 
@@ -230,7 +268,7 @@ func (o *options) plan() []string {
 	if o.mode != "backlog" {
 		p = append(p, "concurrent")
 	}
-	p = append(p, "dedup-open", "dedup", "write-steps")
+	p = append(p, "export", "dedup-open", "dedup", "write-steps")
 	if only := o.onlyList(); only != nil {
 		p = slices.DeleteFunc(p, func(s string) bool { return !slices.Contains(only, s) })
 	}
@@ -282,27 +320,30 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	o.dir = dir
-	rep := Report{Machine: machineInfo(), Command: o.command, Events: o.events, Mode: o.mode}
+	rep := Report{Machine: machineInfo(), Command: o.command, Events: o.events, Mode: o.mode, Sizes: cfg.Curve}
 	var runErr error
-	for _, name := range o.plan() {
-		o.log.Info("phase", "name", name, "events", o.events, "dir", dir)
-		rs, err := o.runWithRetries(ctx, name, func(profile string) ([]Result, error) {
-			if o.inProcess {
-				return runPhase(ctx, o, name, profile)
+	for _, n := range o.sizes(cfg) {
+		o.events, o.dir = n, dir
+		if len(cfg.Curve) > 0 {
+			// Each size in its own directory, removed once measured
+			// (unless -keep): at 10M events a JetStream store and a
+			// database take several GB each.
+			o.dir = filepath.Join(dir, fmt.Sprintf("n%d", n))
+			if err := os.MkdirAll(o.dir, 0o755); err != nil {
+				return err
 			}
-			return o.spawn(ctx, name, profile, stderr)
-		})
+		}
+		rs, err := o.runPlan(ctx, stderr)
+		rep.Results = append(rep.Results, rs...)
+		if len(cfg.Curve) > 0 && o.keep == "" {
+			err = errors.Join(err, os.RemoveAll(o.dir))
+		}
 		if err != nil {
-			runErr = fmt.Errorf("phase %s: %w", name, err)
+			runErr = err
 			break
 		}
-		for _, r := range rs {
-			o.log.Info("result", "phase", r.Phase, "events", r.Events, "seconds", round(r.Seconds, 2),
-				"events_per_s", int64(r.PerSec), "peak_rss_mib", int(r.PeakRSSMiB))
-		}
-		rep.Results = append(rep.Results, rs...)
 	}
+	rep.Curve = curve(rep.Results, cfg.Curve)
 	if len(rep.Results) > 0 {
 		if o.json {
 			enc := json.NewEncoder(stdout)
@@ -315,6 +356,39 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		}
 	}
 	return runErr
+}
+
+// sizes are the N of each pass of the plan: the curve's, or the one.
+func (o *options) sizes(cfg Config) []int {
+	if len(cfg.Curve) > 0 {
+		return cfg.Curve
+	}
+	return []int{o.events}
+}
+
+// runPlan runs the phases of the plan at o.events in o.dir, each in a new
+// process unless -in-process, and returns their results up to the first
+// that fails.
+func (o *options) runPlan(ctx context.Context, stderr io.Writer) ([]Result, error) {
+	var out []Result
+	for _, name := range o.plan() {
+		o.log.Info("phase", "name", name, "events", o.events, "dir", o.dir)
+		rs, err := o.runWithRetries(ctx, name, func(profile string) ([]Result, error) {
+			if o.inProcess {
+				return runPhase(ctx, o, name, profile)
+			}
+			return o.spawn(ctx, name, profile, stderr)
+		})
+		if err != nil {
+			return out, fmt.Errorf("phase %s at %d events: %w", name, o.events, err)
+		}
+		for _, r := range rs {
+			o.log.Info("result", "phase", r.Phase, "events", r.Events, "seconds", round(r.Seconds, 2),
+				"events_per_s", int64(r.PerSec), "peak_rss_mib", int(r.PeakRSSMiB))
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
 }
 
 // emptyDir creates dir, or checks that it is empty unless reuse.
@@ -338,10 +412,13 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
-	args := []string{"-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
+	args := append(slices.Clone(o.childArgs), "-phase", name, "-dir", o.dir, "-events", strconv.Itoa(o.events),
 		"-pool", strconv.Itoa(o.pool), "-dup-frac", strconv.FormatFloat(o.dupFrac, 'g', -1, 64),
 		"-seed", strconv.FormatUint(o.seed, 10), "-progress", o.progress.String(),
-		"-batch", strconv.Itoa(o.batch), "-batch-bytes", strconv.Itoa(o.batchBytes)}
+		"-batch", strconv.Itoa(o.batch), "-batch-bytes", strconv.Itoa(o.batchBytes))
+	if o.memLimit != "" {
+		args = append(args, "-memory-limit", o.memLimit)
+	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
@@ -351,7 +428,7 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("run %s -phase %s: %w", filepath.Base(exe), name, err)
+		return nil, fmt.Errorf("run %s: %w", strings.Join(append([]string{filepath.Base(exe)}, args[:len(o.childArgs)+2]...), " "), err)
 	}
 	var rs []Result
 	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
@@ -363,6 +440,9 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 // runChild runs the phase of -phase and prints its results as JSON.
 func runChild(ctx context.Context, o *options, stdout io.Writer) error {
 	o.log = o.log.With("phase", o.phase)
+	if ingester[o.phase] {
+		store.LimitGoMemory() // as cmd/ingest runs
+	}
 	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
 	if err != nil {
 		return err

@@ -144,10 +144,11 @@ func TestDefaultMemoryLimit(t *testing.T) {
 		avail int64
 		want  int64
 	}{
-		{"unknown", 0, 2 * gib},
-		{"small machine", 1 * gib, 512 * mib},
-		{"16 GiB", 16 * gib, 4 * gib},
-		{"large machine", 256 * gib, 8 * gib},
+		{"unknown", 0, 512 * mib},
+		{"tiny machine", 256 * mib, 128 * mib},
+		{"small machine", 1 * gib, 256 * mib},
+		{"16 GiB", 16 * gib, 512 * mib},
+		{"large machine", 256 * gib, 512 * mib},
 	}
 	for _, tt := range tests {
 		if got := defaultMemoryBytes(tt.avail); got != tt.want {

@@ -4,36 +4,59 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
 
-// The default memory limit: a quarter of the memory the process may use,
-// within these bounds. DuckDB's own default, 80 % of physical RAM, leaves
-// nothing for the agents, NATS and the Go heap (the de-duplication keys)
-// beside it, and one query can take all of it. A quarter keeps the batches
-// and the facts refresh of large databases in memory (BENCHMARKS.md: peaks
-// of 1–4.4 GiB), and what does not fit spills to the temp directory.
+// The ingester's memory budget: DuckDB's memory_limit (the buffer pool:
+// cached blocks of the database, the data committed since the last
+// checkpoint, the working memory of the statements) plus a soft limit on
+// the Go heap (the decoded batches, the de-duplication keys, the embedded
+// nats-server's buffers), about 1 GiB of RSS together with what neither
+// counts (code, stacks, DuckDB's allocations outside its buffer pool).
+//
+// A large buffer pool does not make ingestion faster: the ingester writes
+// each block once and reads back only the pending sessions' rows, so a
+// pool of a quarter of RAM (the earlier default) mostly held cached blocks
+// and committed data waiting for a checkpoint, and peaked at 4.4 GiB at 10M
+// events. Under the limit DuckDB evicts cached blocks and spills the
+// rest (uncheckpointed data, the facts refresh's joins) to the temp
+// directory. On a small machine a quarter of its memory is the limit.
 const (
-	memoryShare    = 4         // a quarter
-	minMemoryLimit = 512 << 20 // 512 MiB
-	maxMemoryLimit = 8 << 30   // 8 GiB
-	fallbackMemory = 2 << 30   // when the machine's memory cannot be read
+	maxMemoryLimit = 512 << 20 // 512 MiB
+	minMemoryLimit = 128 << 20 // 128 MiB, however small the machine
+	memoryShare    = 4         // at most a quarter of the machine's memory
+	// GoMemoryLimit is the Go heap's share of the ingester's budget: the
+	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets.
+	GoMemoryLimit = 384 << 20 // 384 MiB
 )
 
 // DefaultMemoryLimit is the memory_limit Open uses unless told otherwise:
-// a quarter of the physical memory or of the cgroup's limit, whichever is
-// smaller, at least 512 MiB and at most 8 GiB (2 GiB where neither can be
-// read), in DuckDB's syntax ("5888MiB").
+// 512 MiB, or a quarter of the physical memory or of the cgroup's limit
+// where that is smaller (at least 128 MiB), in DuckDB's syntax ("512MiB").
 func DefaultMemoryLimit() string {
 	return fmt.Sprintf("%dMiB", defaultMemoryBytes(availableMemory())>>20)
 }
 
 func defaultMemoryBytes(avail int64) int64 {
 	if avail <= 0 {
-		return fallbackMemory
+		return maxMemoryLimit
 	}
 	return min(max(avail/memoryShare, minMemoryLimit), maxMemoryLimit)
+}
+
+// LimitGoMemory sets the Go runtime's soft memory limit to GoMemoryLimit
+// unless the GOMEMLIMIT environment variable sets one, and returns the
+// limit in force. The ingester's main calls it: with the limit, the
+// garbage collector runs before the heap doubles, where without it the
+// heap would grow to twice what is live. Over the limit (a live heap
+// larger than it) Go only collects more often; it never fails.
+func LimitGoMemory() int64 {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(GoMemoryLimit)
+	}
+	return debug.SetMemoryLimit(-1)
 }
 
 // availableMemory is the smaller of the physical memory (Linux

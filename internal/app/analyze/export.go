@@ -51,6 +51,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	until := fs.String("until", "", "export only rows committed up to this `time` (same forms as -since)")
 	var read store.ReadOptions
 	readFlags(fs, &read)
+	fs.Lookup("memory-limit").Usage = "DuckDB memory limit of the export, such as 2GiB (default " + export.DefaultMemoryLimit +
+		": the sorts spill to -temp-dir beyond it, docs/operations.md)"
 	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -63,7 +65,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return errUsage
 	}
 
-	conn, err := openExportDB(ctx, *db, read)
+	conn, err := openExportDB(ctx, *db, export.ReadOptions(read))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/evosignal/evosignal/internal/bench"
@@ -21,7 +22,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 		fmt.Fprint(stderr, strings.Replace(bench.Usage, "Usage: bench ", "Usage: "+cli.Cmd(ctx, "bench")+" ", 1))
 		fs.PrintDefaults()
 	}
-	fs.IntVar(&c.Events, "events", c.Events, "`N`: events per phase")
+	fs.Var(eventsFlag{&c}, "events", "`N`: events per phase; a comma-separated list (1000000,5000000,10000000) runs the phases at each N in turn and prints the curve")
 	fs.StringVar(&c.Mode, "mode", c.Mode, "end-to-end `mode`: backlog (publish, then ingest), concurrent (both at once), or both")
 	fs.BoolVar(&c.JSON, "json", false, "print the results as JSON instead of a table")
 	fs.StringVar(&c.Keep, "keep", "", "work in `dir` (created, must be empty) and keep the databases and JetStream stores there")
@@ -33,6 +34,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 	fs.IntVar(&c.Batch, "batch", 0, "fixed batches of `N` messages for ingest, concurrent, dedup and write-steps (the ingester's -batch and -max-batch); 0: the ingester's defaults (adaptive), write-steps 10,000")
 	fs.IntVar(&c.BatchBytes, "batch-bytes", 0, "the ingester's -max-batch-bytes (`bytes`); 0: its default")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
+	fs.StringVar(&c.MemLimit, "memory-limit", "", "DuckDB memory limit of the ingester in the ingest and concurrent phases, as ingest -memory-limit (default: the ingester's default)")
 	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
 	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")
 	fs.DurationVar(&c.WaitIdle, "wait-idle", 0, "before each phase, wait up to this long for other processes to leave the CPUs idle (0: do not wait)")
@@ -54,7 +56,40 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 		return nil, errUsage
 	}
 	c.Command = cli.Cmd(ctx, "bench "+strings.Join(args, " "))
+	// The words that select this command in its own executable: none for
+	// cmd/bench, "bench" under evosignal. Each phase re-runs the
+	// executable with them.
+	c.ChildArgs = strings.Fields(cli.Cmd(ctx, "bench"))[1:]
 	return &c, nil
+}
+
+// eventsFlag is -events: one N, or the N of a curve.
+type eventsFlag struct{ c *bench.Config }
+
+func (f eventsFlag) String() string {
+	if f.c == nil {
+		return ""
+	}
+	if len(f.c.Curve) > 0 {
+		return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(f.c.Curve)), ","), "[]")
+	}
+	return strconv.Itoa(f.c.Events)
+}
+
+func (f eventsFlag) Set(s string) error {
+	var ns []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(p), "_", ""))
+		if err != nil {
+			return fmt.Errorf("%q is not a number of events", p)
+		}
+		ns = append(ns, n)
+	}
+	f.c.Events, f.c.Curve = ns[0], nil
+	if len(ns) > 1 {
+		f.c.Curve = ns
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
