@@ -13,7 +13,7 @@ import (
 // cached blocks of the database, the data committed since the last
 // checkpoint, the working memory of the statements) plus a soft limit on
 // the Go heap (the decoded batches, the de-duplication keys, the embedded
-// nats-server's buffers), about 1 GiB of RSS together with what neither
+// nats-server's buffers), about 1.2 GiB of RSS together with what neither
 // counts (code, stacks, DuckDB's allocations outside its buffer pool).
 //
 // A large buffer pool does not make ingestion faster: the ingester writes
@@ -28,8 +28,12 @@ const (
 	minMemoryLimit = 128 << 20 // 128 MiB, however small the machine
 	memoryShare    = 4         // at most a quarter of the machine's memory
 	// GoMemoryLimit is the Go heap's share of the ingester's budget: the
-	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets.
-	GoMemoryLimit = 384 << 20 // 384 MiB
+	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets. The
+	// live heap while ingesting a backlog is about 300 MiB (batches in
+	// flight, the embedded server's duplicate window); at 384 MiB the
+	// collector ran almost without pause and took a third of the CPU
+	// (ingest 71k events/s at 1M), at 640 MiB 102k (BENCHMARKS.md).
+	GoMemoryLimit = 640 << 20 // 640 MiB
 )
 
 // DefaultMemoryLimit is the memory_limit Open uses unless told otherwise:
