@@ -11,9 +11,12 @@ import "github.com/evosignal/evosignal/internal/store"
 // RSS. Under this limit the sorts spill to the temp directory: 0.9 GiB of
 // RSS at 10M events, in about the same time (docs/operations.md). Not every
 // part spills (the semi-join's build side of 10M events, the Parquet
-// writers' buffers): at 512 MiB the first export of 10M events failed
-// with an Out of Memory Error.
-const DefaultMemoryLimit = "640MiB"
+// writers' buffers): at 512 MiB the first export of 10M synthetic events
+// failed with an Out of Memory Error, and at 640 MiB the first export of
+// the 10.5M events of scripts/bench-analyze (agentsim's sessions) did, in
+// task_completions; at 1 GiB it took 32 s and 1.47 GiB of RSS
+// (BENCHMARKS.md).
+const DefaultMemoryLimit = "1GiB"
 
 // ReadOptions are the read-only open options of an export of a database:
 // opts with DefaultMemoryLimit where it sets no limit.

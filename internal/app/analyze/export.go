@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/duckdb/duckdb-go/v2"
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/export"
 	"github.com/evosignal/evosignal/internal/metrics"
@@ -83,6 +84,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	res, err := export.Export(ctx, conn, cfg)
 	if err != nil {
+		var de *duckdb.Error
+		if errors.As(err, &de) && de.Type == duckdb.ErrorTypeOutOfMemory {
+			limit := read.MemoryLimit
+			if limit == "" {
+				limit = export.DefaultMemoryLimit
+			}
+			return fmt.Errorf("export: %w\n(the export ran under -memory-limit %s; nothing of this run is in place: run it again with a larger -memory-limit, e.g. -memory-limit 2GiB, docs/operations.md)", err, limit)
+		}
 		return fmt.Errorf("export: %w", err)
 	}
 	if res.Removed > 0 {
