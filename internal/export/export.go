@@ -188,8 +188,14 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 	var staged []string
 	var left eta
 	var counts map[string]int64
+	latest := marks // the latest commit times, whatever -until says
+	if !cfg.Until.IsZero() {
+		if latest, err = readMarks(ctx, tx, time.Time{}); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Starting != nil {
-		if counts, err = rowCounts(ctx, tx, next, marks); err != nil {
+		if counts, err = rowCounts(ctx, tx, next, marks, latest); err != nil {
 			return nil, err
 		}
 		for _, n := range counts {
@@ -206,7 +212,7 @@ func Export(ctx context.Context, db *sql.DB, cfg Config) (*Result, error) {
 			t0 := time.Now()
 			tr.After, tr.Upto = after, upto
 			var files []string
-			if tr.Rows, files, err = exportTable(ctx, tx, stage, t, run, after, upto); err != nil {
+			if tr.Rows, files, err = exportTable(ctx, tx, stage, t, run, after, upto, latest); err != nil {
 				return fail(err)
 			}
 			tr.Files, tr.Took = len(files), time.Since(t0)

@@ -29,11 +29,7 @@ type TableStart struct {
 // they are counted as such, without the export query's join with events,
 // which at 10M events needs as much memory as the export itself and once
 // ran out of it where the export would not have.
-func rowCounts(ctx context.Context, tx *sql.Tx, m *Manifest, now marks) (map[string]int64, error) {
-	latest, err := readMarks(ctx, tx, time.Time{})
-	if err != nil {
-		return nil, err
-	}
+func rowCounts(ctx context.Context, tx *sql.Tx, m *Manifest, now, latest marks) (map[string]int64, error) {
 	counts := map[string]int64{}
 	for _, t := range Tables {
 		after, upto, ok := m.window(t, now)
@@ -41,7 +37,8 @@ func rowCounts(ctx context.Context, tx *sql.Tx, m *Manifest, now marks) (map[str
 			continue
 		}
 		var n int64
-		if after.IsZero() && upto.Equal(latest[t.Clock]) {
+		var err error
+		if whole(t, after, upto, latest) {
 			err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n)
 		} else {
 			err = tx.QueryRowContext(ctx, countStatement(queries.MustRead("export/"+t.Name+".sql")),

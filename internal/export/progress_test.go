@@ -1,7 +1,10 @@
 package export
 
 import (
+	"database/sql"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +70,61 @@ func TestETA(t *testing.T) {
 				t.Fatalf("eta{left %d, written %d in %v}.estimate() = %v, want %v", tt.left, tt.written, tt.took, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWholeTableQuery: for a window holding the whole table, each typed
+// table's export query without its join with events (tableQuery) gives
+// exactly the rows of the query with it; and it is really without the join.
+func TestWholeTableQuery(t *testing.T) {
+	d := newTestDB(t)
+	d.loadSynth(t, 7, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), 60)
+	db, err := sql.Open("duckdb", d.path+"?access_mode=read_only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := t.Context()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	latest, err := readMarks(ctx, tx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := 0
+	for _, tb := range Tables {
+		upto, ok := latest[tb.Clock]
+		if !ok {
+			continue
+		}
+		if !whole(tb, time.Time{}, upto, latest) || whole(tb, upto.Add(-time.Second), upto, latest) || whole(tb, time.Time{}, upto.Add(-time.Second), latest) {
+			t.Fatalf("%s: whole() wrong for the full window, a mark, or -until", tb.Name)
+		}
+		with, without := tableQuery(tb, false), tableQuery(tb, true)
+		if strings.Contains(with, joinEvents) {
+			joined++
+			if strings.Contains(without, joinEvents) {
+				t.Errorf("%s: the whole-table query still joins events", tb.Name)
+			}
+		}
+		var n, diff int64
+		q := fmt.Sprintf(`SELECT (SELECT count(*) FROM (%[1]s)),
+			(SELECT count(*) FROM ((FROM (%[1]s) EXCEPT ALL FROM (%[2]s)) UNION ALL (FROM (%[2]s) EXCEPT ALL FROM (%[1]s))))`,
+			strings.TrimRight(strings.TrimSpace(with), ";"), strings.TrimRight(strings.TrimSpace(without), ";"))
+		if err := tx.QueryRowContext(ctx, q, sql.Named("after", nil), sql.Named("upto", upto)).Scan(&n, &diff); err != nil {
+			t.Fatalf("%s: %v", tb.Name, err)
+		}
+		if diff != 0 {
+			t.Errorf("%s: %d rows differ between the query with and without the join (of %d)", tb.Name, diff, n)
+		}
+		if n == 0 && tb.Name != deadLettersTable && tb.Name != "depth_limits" {
+			t.Errorf("%s: no rows to compare", tb.Name)
+		}
+	}
+	if joined < 8 {
+		t.Errorf("%d typed tables' queries join events; want the 8 of the simple typed tables", joined)
 	}
 }
