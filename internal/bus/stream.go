@@ -31,7 +31,7 @@ func DefaultStream() StreamConfig {
 		MaxAge:     30 * 24 * time.Hour,
 		MaxBytes:   -1,
 		MaxMsgSize: -1,
-		Duplicates: 30 * time.Second,
+		Duplicates: 10 * time.Second,
 		Replicas:   1,
 	}
 }
