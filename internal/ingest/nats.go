@@ -180,7 +180,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	if r.setupFailed.Swap(false) {
 		r.in.Healthy()
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(pullMessages(cfg)), jetstream.PullExpiry(5*time.Second))
+	it, err := pull(cons, pullMessages(cfg))
 	if err != nil {
 		return fmt.Errorf("pull from consumer %s: %w", cfg.Durable, err)
 	}
@@ -208,14 +208,14 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		if len(r.items) == 0 && r.inflight {
 			// Nothing in hand but a batch committing: look at its result
 			// soon, so a failure ends the run even when the stream is idle.
-			msg, err = it.Next(jetstream.NextMaxWait(cfg.FlushInterval))
+			msg, err = it.next(cfg.FlushInterval)
 		} else if len(r.items) == 0 {
-			msg, err = it.Next()
+			msg, err = it.next(0)
 		} else if r.filling() {
 			// Behind: the batch fills from what waits in the stream, so
 			// its age does not matter; if delivery stalls for a flush
 			// interval, what is in hand is committed.
-			msg, err = it.Next(jetstream.NextMaxWait(cfg.FlushInterval))
+			msg, err = it.next(cfg.FlushInterval)
 		} else {
 			wait := cfg.FlushInterval - time.Since(r.firstAt)
 			if wait <= 0 {
@@ -224,7 +224,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 				}
 				continue
 			}
-			msg, err = it.Next(jetstream.NextMaxWait(wait))
+			msg, err = it.next(wait)
 		}
 		if errors.Is(err, nats.ErrTimeout) {
 			if len(r.items) == 0 {
