@@ -41,6 +41,7 @@ type env struct {
 // JetStream store, database and manifest.
 const (
 	scRaw        = "raw"
+	scRawBoth    = "raw-both" // js-both's own raw stream, so js-consume's stays as js-publish left it
 	scBacklog    = "backlog"
 	scConcurrent = "concurrent"
 )

@@ -15,7 +15,7 @@ const busyThreshold = 0.25
 // scratch or only read. dedup cannot: its passes change the stream and the
 // database.
 var rerunnable = map[string]bool{
-	"js-publish": true, "js-consume": true, "duckdb-append": true, "publish": true, "ingest": true,
+	"js-publish": true, "js-consume": true, "js-both": true, "duckdb-append": true, "publish": true, "ingest": true,
 	"concurrent": true, "dedup-open": true, "dedup": false, "write-steps": true,
 }
 

@@ -57,14 +57,8 @@ func phaseJSPublish(ctx context.Context, e *env) ([]Result, error) {
 	if err := e.fresh(scRaw); err != nil {
 		return nil, err
 	}
-	var failed atomic.Int64
-	var firstErr atomic.Value
-	n, err := e.startNATS(ctx, scRaw,
-		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
-		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
-			failed.Add(1)
-			firstErr.CompareAndSwap(nil, err)
-		}))
+	var fails asyncFailures
+	n, err := e.startNATS(ctx, scRaw, fails.opts()...)
 	if err != nil {
 		return nil, err
 	}
@@ -83,41 +77,19 @@ func phaseJSPublish(ctx context.Context, e *env) ([]Result, error) {
 		e.log.Info("raw publish", append([]any{"sent", sent.Load(), "of", e.events}, memAttrs()...)...)
 	})
 	defer stop()
-	var payloadBytes int64
 	sp := startSpan()
-	for i := range e.events {
-		p := &pool[i%len(pool)]
-		for {
-			_, err := n.js.PublishAsync(p.subject, p.body)
-			if err == nil {
-				break
-			}
-			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-				return nil, fmt.Errorf("publish message %d: %w", i, err)
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-		}
-		payloadBytes += int64(len(p.body))
-		sent.Add(1)
-	}
-	select {
-	case <-n.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	payloadBytes, err := publishRaw(ctx, n.js, pool, e.events, &sent)
+	if err != nil {
+		return nil, err
 	}
 	r := sp.row("js-publish", "raw JetStream async publish (no Nats-Msg-Id)", int64(e.events), payloadBytes, time.Time{})
 	stop()
-	if f := failed.Load(); f > 0 {
-		return nil, fmt.Errorf("raw publish: %d of %d messages not acknowledged, first: %v", f, e.events, firstErr.Load())
+	if err := fails.err(e.events); err != nil {
+		return nil, err
 	}
-	info, err := st.Info(ctx)
+	info, err := checkRawStream(ctx, st, e.events)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s info: %w", rawStream, err)
-	}
-	if info.State.Msgs != uint64(e.events) {
-		return nil, fmt.Errorf("raw publish: stream %s holds %d messages, want %d", rawStream, info.State.Msgs, e.events)
+		return nil, err
 	}
 	r.Extra = map[string]any{
 		"payload_bytes": payloadBytes, "stream_bytes": info.State.Bytes,
@@ -145,50 +117,19 @@ func phaseJSConsume(ctx context.Context, e *env) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open stream %s: %w", rawStream, err)
 	}
-	const batch = 10000 // ingest.DefaultConfig().BatchSize
-	// From the start again, should this phase run a second time.
-	if err := st.DeleteConsumer(ctx, rawConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("delete consumer %s: %w", rawConsumer, err)
-	}
-	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       rawConsumer,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       2 * time.Minute,
-		MaxAckPending: 4 * batch,
-		MaxDeliver:    -1,
-		FilterSubject: rawPrefix + ".>",
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	cons, err := newRawConsumer(ctx, st)
 	if err != nil {
-		return nil, fmt.Errorf("create consumer %s: %w", rawConsumer, err)
+		return nil, err
 	}
 	var got atomic.Int64
 	stop := ticker(ctx, e.progress, func() {
 		e.log.Info("raw consume", append([]any{"acked", got.Load(), "of", m.Events}, memAttrs()...)...)
 	})
 	defer stop()
-	var payloadBytes int64
 	sp := startSpan()
-	it, err := cons.Messages(jetstream.PullMaxMessages(2*batch), jetstream.PullExpiry(5*time.Second))
+	payloadBytes, err := consumeRaw(ctx, cons, n.nc, m.Events, &got)
 	if err != nil {
-		return nil, fmt.Errorf("pull from consumer %s: %w", rawConsumer, err)
-	}
-	defer it.Stop()
-	unstop := context.AfterFunc(ctx, it.Stop)
-	defer unstop()
-	for got.Load() < m.Events {
-		msg, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("raw consume after %d messages: %w", got.Load(), err)
-		}
-		payloadBytes += int64(len(msg.Data()))
-		if err := msg.Ack(); err != nil {
-			return nil, fmt.Errorf("ack message %d: %w", got.Load()+1, err)
-		}
-		got.Add(1)
-	}
-	if err := n.nc.FlushTimeout(30 * time.Second); err != nil {
-		return nil, fmt.Errorf("flush acks: %w", err)
+		return nil, err
 	}
 	r := sp.row("js-consume", "raw JetStream pull consume, explicit ack each", m.Events, payloadBytes, time.Time{})
 	stop()
@@ -197,8 +138,234 @@ func phaseJSConsume(ctx context.Context, e *env) ([]Result, error) {
 		return nil, fmt.Errorf("consumer %s info: %w", rawConsumer, err)
 	}
 	r.Extra = map[string]any{"payload_bytes": payloadBytes, "ack_floor": info.AckFloor.Stream,
-		"pull_max_messages": 2 * batch, "max_ack_pending": 4 * batch}
+		"pull_max_messages": rawPullMax, "max_ack_pending": rawMaxAckPending}
 	return []Result{r}, nil
+}
+
+// phaseJSBoth runs js-publish's publisher and js-consume's consumer at the
+// same time on a fresh raw stream of its own: what JetStream itself does
+// when publishing and consuming together on these cores, the limit of the
+// concurrent phase. The consumer has its own connection, as the ingester
+// has in the concurrent phase. Its store is removed afterwards: no phase
+// reads it.
+func phaseJSBoth(ctx context.Context, e *env) (_ []Result, err error) {
+	if err := e.fresh(scRawBoth); err != nil {
+		return nil, err
+	}
+	var fails asyncFailures
+	n, err := e.startNATS(ctx, scRawBoth, fails.opts()...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		n.Close()
+		err = errors.Join(err, os.RemoveAll(filepath.Join(e.dir, scRawBoth)))
+	}()
+	st, err := n.js.CreateOrUpdateStream(ctx, rawStreamConfig())
+	if err != nil {
+		return nil, fmt.Errorf("create stream %s: %w", rawStream, err)
+	}
+	pool, err := genPool(ctx, e.seed, e.pool, rawPrefix)
+	if err != nil {
+		return nil, err
+	}
+	cnc, _, err := n.connect("bench-consume")
+	if err != nil {
+		return nil, err
+	}
+	defer cnc.Close()
+	cjs, err := jetstream.New(cnc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream on connection bench-consume: %w", err)
+	}
+	cst, err := cjs.Stream(ctx, rawStream)
+	if err != nil {
+		return nil, fmt.Errorf("open stream %s: %w", rawStream, err)
+	}
+	cons, err := newRawConsumer(ctx, cst)
+	if err != nil {
+		return nil, err
+	}
+
+	var sent, got atomic.Int64
+	stop := ticker(ctx, e.progress, func() {
+		e.log.Info("raw publish and consume", append([]any{"sent", sent.Load(), "acked", got.Load(), "of", e.events},
+			memAttrs()...)...)
+	})
+	defer stop()
+	// Either side failing stops the other.
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type consumed struct {
+		bytes int64
+		err   error
+	}
+	done := make(chan consumed, 1)
+	sp := startSpan()
+	go func() {
+		b, err := consumeRaw(bctx, cons, cnc, int64(e.events), &got)
+		if err != nil {
+			cancel()
+		}
+		done <- consumed{b, err}
+	}()
+	pubBytes, perr := publishRaw(bctx, n.js, pool, e.events, &sent)
+	pubSecs := time.Since(sp.wall).Seconds()
+	if perr == nil {
+		// The consumer would wait for ever for a message not stored.
+		perr = fails.err(e.events)
+	}
+	if perr != nil {
+		cancel()
+	}
+	c := <-done
+	if err := errors.Join(c.err, perr); err != nil {
+		return nil, err
+	}
+	r := sp.row("js-both", "raw publish and pull-consume together (the concurrent phase's limit)",
+		int64(e.events), c.bytes, time.Time{})
+	stop()
+	if c.bytes != pubBytes {
+		return nil, fmt.Errorf("raw publish and consume: consumed %d payload bytes, published %d", c.bytes, pubBytes)
+	}
+	if _, err := checkRawStream(ctx, st, e.events); err != nil {
+		return nil, err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s info: %w", rawConsumer, err)
+	}
+	r.Extra = map[string]any{"payload_bytes": c.bytes, "ack_floor": info.AckFloor.Stream,
+		"publish_seconds": pubSecs, "drain_after_publish_seconds": r.Seconds - pubSecs,
+		"async_max_pending": asyncMaxPending, "pull_max_messages": rawPullMax, "max_ack_pending": rawMaxAckPending}
+	return []Result{r}, nil
+}
+
+// asyncFailures counts the async publishes JetStream did not acknowledge.
+type asyncFailures struct {
+	n     atomic.Int64
+	first atomic.Value
+}
+
+// opts are the JetStream options of the raw publisher: its async window,
+// and f counting what fails.
+func (f *asyncFailures) opts() []jetstream.JetStreamOpt {
+	return []jetstream.JetStreamOpt{
+		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			f.n.Add(1)
+			f.first.CompareAndSwap(nil, err)
+		}),
+	}
+}
+
+// err reports the failed publishes of total, if any.
+func (f *asyncFailures) err(total int) error {
+	if n := f.n.Load(); n > 0 {
+		return fmt.Errorf("raw publish: %d of %d messages not acknowledged, first: %v", n, total, f.first.Load())
+	}
+	return nil
+}
+
+// publishRaw async-publishes n payloads cycling through pool, counting them
+// in sent, and waits for every acknowledgement. It returns the payload
+// bytes sent.
+func publishRaw(ctx context.Context, js jetstream.JetStream, pool []payload, n int, sent *atomic.Int64) (int64, error) {
+	var payloadBytes int64
+	for i := range n {
+		p := &pool[i%len(pool)]
+		for {
+			_, err := js.PublishAsync(p.subject, p.body)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				return 0, fmt.Errorf("publish message %d: %w", i, err)
+			}
+			if ctx.Err() != nil {
+				return 0, ctx.Err()
+			}
+		}
+		payloadBytes += int64(len(p.body))
+		sent.Add(1)
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	return payloadBytes, nil
+}
+
+// checkRawStream confirms the raw stream holds n messages and returns its
+// info.
+func checkRawStream(ctx context.Context, st jetstream.Stream, n int) (*jetstream.StreamInfo, error) {
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s info: %w", rawStream, err)
+	}
+	if info.State.Msgs != uint64(n) {
+		return nil, fmt.Errorf("raw publish: stream %s holds %d messages, want %d", rawStream, info.State.Msgs, n)
+	}
+	return info, nil
+}
+
+// The raw consumer's settings: the ingester's (ingest.DefaultConfig():
+// batches of 10,000).
+const (
+	rawBatch         = 10000
+	rawPullMax       = 2 * rawBatch
+	rawMaxAckPending = 4 * rawBatch
+)
+
+// newRawConsumer creates the durable pull consumer of the raw stream from
+// its start, deleting any earlier one (should a phase run a second time).
+func newRawConsumer(ctx context.Context, st jetstream.Stream) (jetstream.Consumer, error) {
+	if err := st.DeleteConsumer(ctx, rawConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("delete consumer %s: %w", rawConsumer, err)
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       rawConsumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       2 * time.Minute,
+		MaxAckPending: rawMaxAckPending,
+		MaxDeliver:    -1,
+		FilterSubject: rawPrefix + ".>",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create consumer %s: %w", rawConsumer, err)
+	}
+	return cons, nil
+}
+
+// consumeRaw pulls want messages from cons, acking each and counting them
+// in got, then flushes the acks on nc, the consumer's connection. It
+// returns the payload bytes read.
+func consumeRaw(ctx context.Context, cons jetstream.Consumer, nc *nats.Conn, want int64, got *atomic.Int64) (int64, error) {
+	it, err := cons.Messages(jetstream.PullMaxMessages(rawPullMax), jetstream.PullExpiry(5*time.Second))
+	if err != nil {
+		return 0, fmt.Errorf("pull from consumer %s: %w", rawConsumer, err)
+	}
+	defer it.Stop()
+	unstop := context.AfterFunc(ctx, it.Stop)
+	defer unstop()
+	var payloadBytes int64
+	for got.Load() < want {
+		msg, err := it.Next()
+		if err != nil {
+			return 0, fmt.Errorf("raw consume after %d messages: %w", got.Load(), err)
+		}
+		payloadBytes += int64(len(msg.Data()))
+		if err := msg.Ack(); err != nil {
+			return 0, fmt.Errorf("ack message %d: %w", got.Load()+1, err)
+		}
+		got.Add(1)
+	}
+	if err := nc.FlushTimeout(30 * time.Second); err != nil {
+		return 0, fmt.Errorf("flush acks: %w", err)
+	}
+	return payloadBytes, nil
 }
 
 // phaseDuckDBAppend appends N rows with the columns of events into a fresh

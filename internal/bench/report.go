@@ -160,9 +160,13 @@ func round(f float64, places int) float64 {
 // the figure, the limit it is a share of (from the same run) and the verdict.
 func writeTargets(w io.Writer, rs []Result) {
 	consume := map[int64]float64{} // js-consume rate by N
+	both := map[int64]float64{}    // js-both rate by N
 	for _, x := range rs {
-		if x.Phase == "js-consume" {
+		switch x.Phase {
+		case "js-consume":
 			consume[x.Events] = x.PerSec
+		case "js-both":
+			both[x.Events] = x.PerSec
 		}
 	}
 	var lines []string
@@ -189,6 +193,12 @@ func writeTargets(w io.Writer, rs []Result) {
 				lines = append(lines, fmt.Sprintf("%-10s at %s: %s events/s; target ≥ %.2f× js-consume, which this run did not measure at %s",
 					x.Phase, thousands(x.Events), thousands(int64(math.Round(x.PerSec))), share, thousands(x.Events)))
 			}
+		}
+		// Context, not a target: raw JetStream publishing and consuming
+		// together is the most the concurrent phase could reach.
+		if b := both[x.Events]; x.Phase == "concurrent" && b > 0 {
+			lines = append(lines, fmt.Sprintf("%-10s at %s: %s events/s = %.2f× js-both (%s/s: raw publish and consume together)",
+				x.Phase, thousands(x.Events), thousands(int64(math.Round(x.PerSec))), x.PerSec/b, thousands(int64(math.Round(b)))))
 		}
 		if x.Phase == "publish" {
 			lines = append(lines, fmt.Sprintf("%-10s at %s: %s events/s; target ≥ %s: %s",

@@ -1,8 +1,8 @@
 // Package bench measures the ingest pipeline on the embedded defaults: the
-// ceilings of its parts (raw JetStream publish and consume, raw DuckDB
-// append), the end-to-end rate of the real ingester, the cost of
-// de-duplication, where a commit's time goes, and the peak memory of each
-// phase. cmd/bench parses its flags into a Config and calls Run; Usage
+// ceilings of its parts (raw JetStream publish and consume, apart and
+// together, raw DuckDB append), the end-to-end rate of the real ingester,
+// the cost of de-duplication, where a commit's time goes, and the peak
+// memory of each phase. cmd/bench parses its flags into a Config and calls Run; Usage
 // explains the phases.
 package bench
 
@@ -45,6 +45,11 @@ Phases, in order:
                    events and generating them is not timed.
     js-consume     read them back with a durable pull consumer (the ingester's
                    consumer settings), acking each message, nothing else.
+    js-both        js-publish's publisher and js-consume's consumer at the same
+                   time, on a fresh stream of their own (removed afterwards):
+                   N / (first publish → last message consumed and acked). Raw
+                   JetStream's own rate at publishing and consuming together:
+                   the limit of the concurrent phase.
     duckdb-append  append N rows with the columns of events into a fresh
                    database with the DuckDB Appender, committing every 10,000.
   end to end, -mode backlog
@@ -79,11 +84,12 @@ Phases, in order:
 Each phase runs in its own process (the command re-executes itself with the
 internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
 heap peak is sampled every 20ms. MB/s counts JetStream stream bytes for the
-NATS and ingest phases, JSON payload bytes for js-publish, js-consume and
-duckdb-append. CPU is the process's CPU time over wall time (2.00 = two cores
-busy); "others" is the cores other processes kept busy meanwhile (from
-/proc/stat): anything well above 0 means the figures understate the pipeline;
-"iowait" the cores idle waiting for disk I/O meanwhile.
+NATS and ingest phases, JSON payload bytes for js-publish, js-consume,
+js-both and duckdb-append. CPU is the process's CPU time over wall time
+(2.00 = two cores busy); "others" is the cores other processes kept busy
+meanwhile (from /proc/stat): anything well above 0 means the figures
+understate the pipeline; "iowait" the cores idle waiting for disk I/O
+meanwhile.
 Progress goes to stderr every -progress; the report to stdout.
 
 The curve: -events with several N (1000000,5000000,10000000) runs the
@@ -121,6 +127,7 @@ Flags:
 var phases = map[string]func(context.Context, *env) ([]Result, error){
 	"js-publish":    phaseJSPublish,
 	"js-consume":    phaseJSConsume,
+	"js-both":       phaseJSBoth,
 	"duckdb-append": phaseDuckDBAppend,
 	"publish":       phasePublish,
 	"ingest":        phaseIngest,
@@ -261,7 +268,7 @@ func (o *options) onlyList() []string { return onlyList(o.only) }
 
 // plan lists the phases to run, in order.
 func (o *options) plan() []string {
-	p := []string{"js-publish", "js-consume", "duckdb-append"}
+	p := []string{"js-publish", "js-consume", "js-both", "duckdb-append"}
 	if o.mode != "concurrent" {
 		p = append(p, "publish", "ingest")
 	}

@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
-	want := []string{"js-publish", "js-consume", "duckdb-append", "publish", "ingest",
+	want := []string{"js-publish", "js-consume", "js-both", "duckdb-append", "publish", "ingest",
 		"concurrent", "concurrent-pub", "export", "dedup-open", "dedup-clean", "dedup-resent", "write-steps", "write-steps-nockpt"}
 	var got []string
 	for _, r := range rep.Results {
