@@ -9,12 +9,12 @@ import "github.com/evosignal/evosignal/internal/store"
 // tableQuery) and, on later runs, joining the typed tables to the events
 // committed since. DuckDB's own default, 80 % of RAM, let the first export
 // of 10M events hold the table in memory: 6.5–6.9 GiB of RSS. Under this
-// limit the sorts spill to the temp directory: 0.96–1.4 GiB of RSS at 10M
-// events, in about the same time (docs/operations.md, BENCHMARKS.md). Not
-// every part spills (a join's build side, the Parquet writers' buffers):
-// with the join, the first export of 10M events ran out of memory at
-// 512 MiB, and of scripts/bench-analyze's 10.5M at 640 MiB.
-const DefaultMemoryLimit = "1GiB"
+// limit the sorts spill to the temp directory: the first export of
+// scripts/bench-analyze's 10.5M events took 0.92–0.95 GiB of RSS and 29–31 s
+// (at 1 GiB: 1.35–1.7 GiB, 26 s; docs/operations.md, BENCHMARKS.md). Not
+// every part spills (a join's build side, the Parquet writers' buffers): a
+// -since/-until export of a large window, which joins, may need more.
+const DefaultMemoryLimit = "640MiB"
 
 // ReadOptions are the read-only open options of an export of a database:
 // opts with DefaultMemoryLimit where it sets no limit.

@@ -28,11 +28,15 @@ type puller struct {
 // without an error of the stream's (Stop, or ctx done).
 var errPullStopped = jetstream.ErrMsgIteratorClosed
 
-// pull starts consuming cons with pull requests of up to maxMsgs messages,
-// buffering up to maxMsgs of them for next.
+// handed is how many delivered messages wait for next: a few, as the pull
+// requests already keep maxMsgs coming (jetstream asks for more as the
+// handler returns, so a full hand-over holds the pulls back).
+const handed = 1024
+
+// pull starts consuming cons with pull requests of up to maxMsgs messages.
 func pull(cons jetstream.Consumer, maxMsgs int) (*puller, error) {
 	p := &puller{
-		msgs:  make(chan jetstream.Msg, maxMsgs),
+		msgs:  make(chan jetstream.Msg, handed),
 		fail:  make(chan error, 1),
 		done:  make(chan struct{}),
 		timer: time.NewTimer(time.Hour),

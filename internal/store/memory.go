@@ -13,31 +13,41 @@ import (
 // cached blocks of the database, the data committed since the last
 // checkpoint, the working memory of the statements) plus a soft limit on
 // the Go heap (the decoded batches, the de-duplication keys, the embedded
-// nats-server's buffers), about 1.2 GiB of RSS together with what neither
-// counts (code, stacks, DuckDB's allocations outside its buffer pool).
+// nats-server's buffers), about 1.1-1.2 GiB of RSS together with what neither
+// counts (code, stacks, DuckDB's allocations outside its buffer pool, in
+// malloc arenas that LimitMallocArenas caps).
 //
 // A large buffer pool does not make ingestion faster: the ingester writes
 // each block once and reads back only the pending sessions' rows, so a
 // pool of a quarter of RAM (the earlier default) mostly held cached blocks
 // and committed data waiting for a checkpoint, and peaked at 4.4 GiB at 10M
-// events. Under the limit DuckDB evicts cached blocks and spills the
-// rest (uncheckpointed data, the facts refresh's joins) to the temp
-// directory. On a small machine a quarter of its memory is the limit.
+// events. A smaller one does not make it slower either (320 and 256 MiB
+// ingested at the rate of 512), but the pool is also the queries' memory:
+// at 384 MiB the demo's rule learning, beside a facts refresh, ran out of
+// it on a database of 5,000 events (their hash tables took 350 MiB), and
+// at 256 MiB the facts refresh of a 10M-event database did (BENCHMARKS.md).
+// Under the limit DuckDB evicts cached blocks and spills the rest
+// (uncheckpointed data, the facts refresh's joins) to the temp directory.
+// On a small machine a quarter of its memory is the limit.
 const (
-	maxMemoryLimit = 512 << 20 // 512 MiB
-	minMemoryLimit = 128 << 20 // 128 MiB, however small the machine
-	memoryShare    = 4         // at most a quarter of the machine's memory
+	// MaxDefaultMemoryLimit is the largest DefaultMemoryLimit.
+	MaxDefaultMemoryLimit = 512 << 20 // 512 MiB
+	minMemoryLimit        = 128 << 20 // 128 MiB, however small the machine
+	memoryShare           = 4         // at most a quarter of the machine's memory
 	// GoMemoryLimit is the Go heap's share of the ingester's budget: the
 	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets. The
-	// live heap while ingesting a backlog is about 300 MiB (batches in
-	// flight, the embedded server's duplicate window); at 384 MiB the
-	// collector ran almost without pause and took a third of the CPU
-	// (ingest 71k events/s at 1M), at 640 MiB 102k (BENCHMARKS.md).
-	GoMemoryLimit = 640 << 20 // 640 MiB
+	// live heap while ingesting a backlog is 150-300 MiB (batches in
+	// flight, the pull buffer, the key set, and for ten seconds after a
+	// burst of publishing the embedded server's duplicate window): at
+	// 384 MiB the collector ran almost without pause and took a third of
+	// the CPU (ingest 71k events/s at 1M); at 512 MiB it ingested at the
+	// rate of 640 MiB (109k and 111k at 1M), at 448 MiB 10 % slower than
+	// at 512 (91k and 102k at 3M; BENCHMARKS.md).
+	GoMemoryLimit = 512 << 20 // 512 MiB
 )
 
 // DefaultMemoryLimit is the memory_limit Open uses unless told otherwise:
-// 512 MiB, or a quarter of the physical memory or of the cgroup's limit
+// MaxDefaultMemoryLimit, or a quarter of the physical memory or of the cgroup's limit
 // where that is smaller (at least 128 MiB), in DuckDB's syntax ("512MiB").
 func DefaultMemoryLimit() string {
 	return fmt.Sprintf("%dMiB", defaultMemoryBytes(availableMemory())>>20)
@@ -45,9 +55,9 @@ func DefaultMemoryLimit() string {
 
 func defaultMemoryBytes(avail int64) int64 {
 	if avail <= 0 {
-		return maxMemoryLimit
+		return MaxDefaultMemoryLimit
 	}
-	return min(max(avail/memoryShare, minMemoryLimit), maxMemoryLimit)
+	return min(max(avail/memoryShare, minMemoryLimit), MaxDefaultMemoryLimit)
 }
 
 // LimitGoMemory sets the Go runtime's soft memory limit to GoMemoryLimit
@@ -61,6 +71,26 @@ func LimitGoMemory() int64 {
 		debug.SetMemoryLimit(GoMemoryLimit)
 	}
 	return debug.SetMemoryLimit(-1)
+}
+
+// mallocArenas is how many malloc arenas LimitMallocArenas leaves glibc.
+// Its default is eight per core, and DuckDB's threads, allocating outside
+// its buffer pool (appender chunks, WAL and checkpoint buffers, strings
+// in flight), spread over them; what each arena frees stays in the
+// process. With two arenas the ingester's peak RSS at 1M events fell from
+// 1,383 to 1,231 MiB at the same rate (BENCHMARKS.md).
+const mallocArenas = 2
+
+// LimitMallocArenas caps the C allocator's arenas (glibc's M_ARENA_MAX)
+// at mallocArenas, unless the MALLOC_ARENA_MAX environment variable sets
+// them, and says whether it did: the part of the memory budget outside
+// both DuckDB's memory_limit and the Go heap. Call it before opening a
+// database; where the C library is not glibc it does nothing.
+func LimitMallocArenas() bool {
+	if os.Getenv("MALLOC_ARENA_MAX") != "" {
+		return false
+	}
+	return limitMallocArenas(mallocArenas)
 }
 
 // availableMemory is the smaller of the physical memory (Linux

@@ -1,0 +1,5 @@
+//go:build !linux || !cgo
+
+package store
+
+func limitMallocArenas(int) bool { return false }
