@@ -119,6 +119,12 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	if pos, err := st.Position(ctx, info.Config.Name); err != nil || pos != 0 {
 		return nil, errors.Join(err, fmt.Errorf("ingest: database %s is not empty (position %d)", st.Path(), pos))
 	}
+	// A run before this one (-keep, -only ingest) left its durable
+	// consumer, which names the database it removed: start without it.
+	durable := pipeline.DefaultConfig().Ingest.Durable
+	if err := p.Stream().DeleteConsumer(ctx, durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("ingest: delete the consumer %s of an earlier run: %w", durable, err)
+	}
 	stopProfile, err := e.startProfile()
 	if err != nil {
 		return nil, err

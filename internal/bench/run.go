@@ -447,9 +447,8 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 // runChild runs the phase of -phase and prints its results as JSON.
 func runChild(ctx context.Context, o *options, stdout io.Writer) error {
 	o.log = o.log.With("phase", o.phase)
-	if ingester[o.phase] { // as the ingest command runs
-		store.LimitGoMemory()
-		store.LimitMallocArenas()
+	if ingester[o.phase] {
+		store.LimitGoMemory() // as the ingest command runs
 	}
 	rs, err := runPhase(ctx, o, o.phase, o.cpuprofile)
 	if err != nil {

@@ -85,9 +85,12 @@ func (p *puller) Stop() {
 // nats.ErrTimeout when none came in time, a terminal error of the
 // consumption, or errPullStopped once it stopped.
 func (p *puller) next(wait time.Duration) (jetstream.Msg, error) {
-	select { // what is buffered first, without touching the timer
+	select { // stopped: nothing more, however much is buffered
 	case <-p.done:
 		return nil, errPullStopped
+	default:
+	}
+	select { // what is buffered first, without touching the timer
 	case m := <-p.msgs:
 		return m, nil
 	default:

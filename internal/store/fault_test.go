@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -159,22 +157,5 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	}
 	if got := DefaultMemoryLimit(); got == "" {
 		t.Fatal("DefaultMemoryLimit is empty")
-	}
-}
-
-// The C allocator's arenas are capped unless MALLOC_ARENA_MAX says
-// otherwise; under glibc the cap is really set (mallopt accepted it).
-func TestLimitMallocArenas(t *testing.T) {
-	t.Setenv("MALLOC_ARENA_MAX", "4")
-	if LimitMallocArenas() {
-		t.Fatal("arenas capped although MALLOC_ARENA_MAX sets them")
-	}
-	t.Setenv("MALLOC_ARENA_MAX", "")
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil || !strings.Contains(string(maps), "/libc.so.6") {
-		t.Skip("not a process linked with glibc")
-	}
-	if !LimitMallocArenas() {
-		t.Fatal("glibc did not take the arena cap")
 	}
 }

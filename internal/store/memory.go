@@ -13,9 +13,9 @@ import (
 // cached blocks of the database, the data committed since the last
 // checkpoint, the working memory of the statements) plus a soft limit on
 // the Go heap (the decoded batches, the de-duplication keys, the embedded
-// nats-server's buffers), about 1.1-1.2 GiB of RSS together with what neither
-// counts (code, stacks, DuckDB's allocations outside its buffer pool, in
-// malloc arenas that LimitMallocArenas caps).
+// nats-server's buffers), about 1.2-1.5 GiB of RSS together with what
+// neither counts (code, stacks, DuckDB's allocations outside its buffer
+// pool, which a facts refresh of a large backlog makes grow most).
 //
 // A large buffer pool does not make ingestion faster: the ingester writes
 // each block once and reads back only the pending sessions' rows, so a
@@ -71,26 +71,6 @@ func LimitGoMemory() int64 {
 		debug.SetMemoryLimit(GoMemoryLimit)
 	}
 	return debug.SetMemoryLimit(-1)
-}
-
-// mallocArenas is how many malloc arenas LimitMallocArenas leaves glibc.
-// Its default is eight per core, and DuckDB's threads, allocating outside
-// its buffer pool (appender chunks, WAL and checkpoint buffers, strings
-// in flight), spread over them; what each arena frees stays in the
-// process. With two arenas the ingester's peak RSS at 1M events fell from
-// 1,383 to 1,231 MiB at the same rate (BENCHMARKS.md).
-const mallocArenas = 2
-
-// LimitMallocArenas caps the C allocator's arenas (glibc's M_ARENA_MAX)
-// at mallocArenas, unless the MALLOC_ARENA_MAX environment variable sets
-// them, and says whether it did: the part of the memory budget outside
-// both DuckDB's memory_limit and the Go heap. Call it before opening a
-// database; where the C library is not glibc it does nothing.
-func LimitMallocArenas() bool {
-	if os.Getenv("MALLOC_ARENA_MAX") != "" {
-		return false
-	}
-	return limitMallocArenas(mallocArenas)
 }
 
 // availableMemory is the smaller of the physical memory (Linux

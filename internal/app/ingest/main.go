@@ -23,8 +23,7 @@ import (
 // program name. It returns the exit status: 2 for a wrong command line
 // (already explained on stderr), 1 for an error, which it prints.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	store.LimitGoMemory()     // the Go share of the memory budget (docs/operations.md)
-	store.LimitMallocArenas() // and the C allocator's
+	store.LimitGoMemory() // the Go share of the memory budget (docs/operations.md)
 	if err := run(ctx, args, stdin, stdout, stderr); err != nil {
 		if errors.Is(err, errUsage) {
 			return 2

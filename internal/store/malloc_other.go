@@ -1,5 +1,0 @@
-//go:build !linux || !cgo
-
-package store
-
-func limitMallocArenas(int) bool { return false }
