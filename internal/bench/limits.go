@@ -339,28 +339,49 @@ func newRawConsumer(ctx context.Context, st jetstream.Stream) (jetstream.Consume
 	return cons, nil
 }
 
-// consumeRaw pulls want messages from cons, acking each and counting them
-// in got, then flushes the acks on nc, the consumer's connection. It
-// returns the payload bytes read.
+// consumeRaw pulls want messages from cons through Consume (as the
+// ingester reads), acking each and counting them in got, then flushes the
+// acks on nc, the consumer's connection. It returns the payload bytes read.
 func consumeRaw(ctx context.Context, cons jetstream.Consumer, nc *nats.Conn, want int64, got *atomic.Int64) (int64, error) {
-	it, err := cons.Messages(jetstream.PullMaxMessages(rawPullMax), jetstream.PullExpiry(5*time.Second))
-	if err != nil {
-		return 0, fmt.Errorf("pull from consumer %s: %w", rawConsumer, err)
+	var payloadBytes int64 // the handler's alone until done
+	done := make(chan struct{})
+	fail := make(chan error, 1)
+	failed := func(err error) {
+		select {
+		case fail <- err:
+		default: // the first is enough
+		}
 	}
-	defer it.Stop()
-	unstop := context.AfterFunc(ctx, it.Stop)
-	defer unstop()
-	var payloadBytes int64
-	for got.Load() < want {
-		msg, err := it.Next()
-		if err != nil {
-			return 0, fmt.Errorf("raw consume after %d messages: %w", got.Load(), err)
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		n := got.Load()
+		if n >= want {
+			return
 		}
 		payloadBytes += int64(len(msg.Data()))
 		if err := msg.Ack(); err != nil {
-			return 0, fmt.Errorf("ack message %d: %w", got.Load()+1, err)
+			failed(fmt.Errorf("ack message %d: %w", n+1, err))
+			return
 		}
-		got.Add(1)
+		if got.Add(1) == want {
+			close(done)
+		}
+	}, jetstream.PullMaxMessages(rawPullMax), jetstream.PullExpiry(5*time.Second),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
+				errors.Is(err, jetstream.ErrConnectionClosed) {
+				failed(err)
+			}
+		}))
+	if err != nil {
+		return 0, fmt.Errorf("pull from consumer %s: %w", rawConsumer, err)
+	}
+	defer cc.Stop()
+	select {
+	case <-done:
+	case err := <-fail:
+		return 0, fmt.Errorf("raw consume after %d messages: %w", got.Load(), err)
+	case <-ctx.Done():
+		return 0, fmt.Errorf("raw consume after %d messages: %w", got.Load(), ctx.Err())
 	}
 	if err := nc.FlushTimeout(30 * time.Second); err != nil {
 		return 0, fmt.Errorf("flush acks: %w", err)

@@ -44,7 +44,8 @@ Phases, in order:
                    pre-generated synth events, so their sizes are those of real
                    events and generating them is not timed.
     js-consume     read them back with a durable pull consumer (the ingester's
-                   consumer settings), acking each message, nothing else.
+                   consumer settings, through Consume as the ingester reads),
+                   acking each message, nothing else.
     js-both        js-publish's publisher and js-consume's consumer at the same
                    time, on a fresh stream of their own (removed afterwards):
                    N / (first publish → last message consumed and acked). Raw
