@@ -148,6 +148,11 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	r.Extra = ingestExtra(snap, r.Seconds)
+	rpe, err := rowsPerEvent(ctx, st, m.Events)
+	if err != nil {
+		return nil, err
+	}
+	r.Extra["rows_per_event"] = rpe
 	t0 := time.Now()
 	if err := st.Close(); err != nil {
 		return nil, fmt.Errorf("close store: %w", err)
@@ -292,6 +297,16 @@ func checkEvents(ctx context.Context, st *store.Store, want int64, s ingest.Snap
 			rows, s.Accepted, s.DeadLetters, want)
 	}
 	return nil
+}
+
+// rowsPerEvent is the rows the store wrote an event (events and the typed
+// tables), for the bound of the raw parts (writeTargets).
+func rowsPerEvent(ctx context.Context, st *store.Store, events int64) (float64, error) {
+	n, err := st.WrittenRows(ctx)
+	if err != nil || events == 0 {
+		return 0, err
+	}
+	return float64(n) / float64(events), nil
 }
 
 func ingestExtra(s ingest.Snapshot, secs float64) map[string]any {

@@ -158,15 +158,28 @@ func round(f float64, places int) float64 {
 
 // writeTargets prints each target the results can be judged against, with
 // the figure, the limit it is a share of (from the same run) and the verdict.
+// perEvent is a phase's CPU seconds an event (a row, for duckdb-append).
+func perEvent(x Result) float64 {
+	if x.Events == 0 {
+		return 0
+	}
+	return x.CPUSeconds / float64(x.Events)
+}
+
 func writeTargets(w io.Writer, rs []Result) {
 	consume := map[int64]float64{} // js-consume rate by N
 	both := map[int64]float64{}    // js-both rate by N
+	// CPU seconds an event of js-consume, a row of duckdb-append, by N
+	consumeCPU, appendCPU := map[int64]float64{}, map[int64]float64{}
 	for _, x := range rs {
 		switch x.Phase {
 		case "js-consume":
 			consume[x.Events] = x.PerSec
+			consumeCPU[x.Events] = perEvent(x)
 		case "js-both":
 			both[x.Events] = x.PerSec
+		case "duckdb-append":
+			appendCPU[x.Events] = perEvent(x)
 		}
 	}
 	var lines []string
@@ -193,6 +206,21 @@ func writeTargets(w io.Writer, rs []Result) {
 				lines = append(lines, fmt.Sprintf("%-10s at %s: %s events/s; target ≥ %.2f× js-consume, which this run did not measure at %s",
 					x.Phase, thousands(x.Events), thousands(int64(math.Round(x.PerSec))), share, thousands(x.Events)))
 			}
+		}
+		// Context, not a target: what the raw parts allow. An ingester
+		// that only consumed each event and appended its rows would
+		// spend js-consume's CPU an event and duckdb-append's a row; on
+		// all of the machine's cores that is its bound.
+		if r, ok := x.Extra["rows_per_event"].(float64); ok && x.Phase == "ingest" && consumeCPU[x.Events] > 0 && appendCPU[x.Events] > 0 {
+			perEv := consumeCPU[x.Events] + r*appendCPU[x.Events]
+			bound := float64(runtime.NumCPU()) / perEv
+			line := fmt.Sprintf("%-10s at %s: the raw parts' bound is %s events/s (%d cores / (js-consume's %.1f µs + %.2f rows × duckdb-append's %.1f µs of CPU))",
+				x.Phase, thousands(x.Events), thousands(int64(math.Round(bound))), runtime.NumCPU(),
+				1e6*consumeCPU[x.Events], r, 1e6*appendCPU[x.Events])
+			if c := consume[x.Events]; c > 0 {
+				line += fmt.Sprintf(" = %.2f× js-consume", bound/c)
+			}
+			lines = append(lines, line+fmt.Sprintf("; ingest reached %.2f× of it", x.PerSec/bound))
 		}
 		// Context, not a target: raw JetStream publishing and consuming
 		// together is the most the concurrent phase could reach.

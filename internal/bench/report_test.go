@@ -2,6 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -44,5 +47,29 @@ func TestTargetsConcurrentVsJSBoth(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTargetsRawBound: the ingest rate is put against what consuming and
+// appending alone allow on this machine's cores, from the CPU the raw
+// phases of the same N spent, and not when one of them was not measured.
+func TestTargetsRawBound(t *testing.T) {
+	consume := Result{Phase: "js-consume", Events: 100_000, PerSec: 200_000, CPUSeconds: 0.5}       // 5 µs an event
+	appendRows := Result{Phase: "duckdb-append", Events: 100_000, PerSec: 150_000, CPUSeconds: 0.4} // 4 µs a row
+	ingest := Result{Phase: "ingest", Events: 100_000, PerSec: 50_000, PeakRSSMiB: 500,
+		Extra: map[string]any{"rows_per_event": 2.5}} // 5 + 2.5×4 = 15 µs an event
+	cores := runtime.NumCPU()
+	bound := float64(cores) / 15e-6
+	want := fmt.Sprintf("ingest     at 100,000: the raw parts' bound is %s events/s (%d cores / (js-consume's 5.0 µs + 2.50 rows × duckdb-append's 4.0 µs of CPU)) = %.2f× js-consume; ingest reached %.2f× of it",
+		thousands(int64(math.Round(bound))), cores, bound/200_000, 50_000/bound)
+	var b bytes.Buffer
+	writeTargets(&b, []Result{consume, appendRows, ingest})
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("writeTargets = %q, want a line %q", b.String(), want)
+	}
+	b.Reset()
+	writeTargets(&b, []Result{consume, ingest})
+	if strings.Contains(b.String(), "bound") {
+		t.Errorf("without duckdb-append: %q has a bound", b.String())
 	}
 }

@@ -102,6 +102,14 @@ the export's seconds and peak RSS. Whether the ingester keeps its pace and
 bounded memory as the database grows is read there. Check the disk first:
 at 10M events each JetStream store takes about 5 GB and each database 2 GB.
 
+The targets: after the table, each figure the issue sets a target for
+(ingest and concurrent against js-consume, the publisher's rate, peak RSS,
+bytes a key), judged against the limits of the same run, with context
+that is no target: the concurrent rate against js-both, and the ingest
+rate against the raw parts' bound: the machine's cores over js-consume's
+CPU an event plus duckdb-append's CPU a row times the rows the ingester
+wrote an event (what an ingester that only consumed and appended could do).
+
 On a shared machine, -wait-idle waits before each phase until other processes
 leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
 whose passes change the database) and keeps its least contended attempt; a

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -38,6 +39,20 @@ var typedTables = []struct {
 	{"task_completions", func(a *appenders) **duckdb.Appender { return &a.taskCompletions }},
 	{"depth_limits", func(a *appenders) **duckdb.Appender { return &a.depthLimits }},
 	{"session_ends", func(a *appenders) **duckdb.Appender { return &a.sessionEnds }},
+}
+
+// WrittenRows counts the rows a Write stores for accepted events: those of
+// events and of every typed table (for the bench: rows written an event).
+func (s *Store) WrittenRows(ctx context.Context) (int64, error) {
+	q := "SELECT (SELECT count(*) FROM events)"
+	for _, t := range typedTables {
+		q += " + (SELECT count(*) FROM " + t.name + ")"
+	}
+	var n int64
+	if err := s.DB().QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count written rows: %w", err)
+	}
+	return n, nil
 }
 
 // appenders are the writer connection's appenders. Whatever they buffer
