@@ -13,7 +13,7 @@ import (
 // cached blocks of the database, the data committed since the last
 // checkpoint, the working memory of the statements) plus a soft limit on
 // the Go heap (the decoded batches, the de-duplication keys, the embedded
-// nats-server's buffers), about 1.2-1.5 GiB of RSS together with what
+// nats-server's buffers), 1.15-1.65 GiB of RSS together with what
 // neither counts (code, stacks, DuckDB's allocations outside its buffer
 // pool, which a facts refresh of a large backlog makes grow most).
 //
