@@ -156,8 +156,6 @@ func round(f float64, places int) float64 {
 	return math.Round(f*p) / p
 }
 
-// writeTargets prints each target the results can be judged against, with
-// the figure, the limit it is a share of (from the same run) and the verdict.
 // perEvent is a phase's CPU seconds an event (a row, for duckdb-append).
 func perEvent(x Result) float64 {
 	if x.Events == 0 {
@@ -166,6 +164,8 @@ func perEvent(x Result) float64 {
 	return x.CPUSeconds / float64(x.Events)
 }
 
+// writeTargets prints each target the results can be judged against, with
+// the figure, the limit it is a share of (from the same run) and the verdict.
 func writeTargets(w io.Writer, rs []Result) {
 	consume := map[int64]float64{} // js-consume rate by N
 	both := map[int64]float64{}    // js-both rate by N
