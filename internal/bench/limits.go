@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/queries"
 )
@@ -367,8 +368,7 @@ func consumeRaw(ctx context.Context, cons jetstream.Consumer, nc *nats.Conn, wan
 		}
 	}, jetstream.PullMaxMessages(rawPullMax), jetstream.PullExpiry(5*time.Second),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
-				errors.Is(err, jetstream.ErrConnectionClosed) {
+			if ingest.EndsConsume(err) {
 				failed(err)
 			}
 		}))

@@ -51,7 +51,7 @@ func pull(cons jetstream.Consumer, maxMsgs int) (*puller, error) {
 	},
 		jetstream.PullMaxMessages(maxMsgs), jetstream.PullExpiry(5*time.Second),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			if terminal(err) {
+			if EndsConsume(err) {
 				select {
 				case p.fail <- err:
 				default: // the first one is enough
@@ -64,10 +64,11 @@ func pull(cons jetstream.Consumer, maxMsgs int) (*puller, error) {
 	return p, nil
 }
 
-// terminal says whether a consumption error ends the consumption (as
-// MessagesContext.Next returns them); the others (a missed heartbeat, a
-// leadership change) jetstream recovers from by pulling again.
-func terminal(err error) bool {
+// EndsConsume says whether an error a Consume reports to its error
+// handler ends the consumption (as MessagesContext.Next returns them); the
+// others (a missed heartbeat, a leadership change) jetstream recovers from
+// by pulling again.
+func EndsConsume(err error) bool {
 	return errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
 		errors.Is(err, jetstream.ErrConnectionClosed)
 }
