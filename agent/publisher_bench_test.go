@@ -9,8 +9,8 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // collect keeps the events sent to it.
@@ -25,7 +25,7 @@ func (c *collect) Send(_ context.Context, e *events.Event) error {
 // Publisher to an embedded JetStream server, waiting for every ack: the
 // publisher's own cost, without generating the events.
 func BenchmarkPublisher(b *testing.B) {
-	_, _, js := testutil.Embedded(b)
+	_, _, js := testkit.Embedded(b)
 	ctx := b.Context()
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		b.Fatal(err)

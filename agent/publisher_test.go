@@ -12,7 +12,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 func session(tb testing.TB, sink agent.Sink) *agent.Session {
@@ -25,7 +25,7 @@ func started() agent.SessionStarted {
 }
 
 func TestPublisherDeliversWithMsgID(t *testing.T) {
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	ctx := t.Context()
 	st, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
 	if err != nil {
@@ -80,7 +80,7 @@ func TestPublisherDeliversWithMsgID(t *testing.T) {
 // With no stream to take them, events are retried, then reported: to
 // OnError as it happens and from Flush.
 func TestPublisherReportsUndeliverable(t *testing.T) {
-	_, _, js := testutil.Embedded(t) // no stream: nobody answers
+	_, _, js := testkit.Embedded(t) // no stream: nobody answers
 	var reported atomic.Int64
 	pub, err := agent.NewPublisher(js, agent.PublisherConfig{
 		AckTimeout: 200 * time.Millisecond, Retries: 2,
@@ -114,7 +114,7 @@ func TestPublisherReportsUndeliverable(t *testing.T) {
 
 // Send blocks while MaxInFlight events are unacknowledged, until ctx ends.
 func TestPublisherBackPressure(t *testing.T) {
-	_, _, js := testutil.Embedded(t) // no stream: acks never come
+	_, _, js := testkit.Embedded(t) // no stream: acks never come
 	pub, err := agent.NewPublisher(js, agent.PublisherConfig{MaxInFlight: 1, AckTimeout: time.Minute, Retries: -1})
 	if err != nil {
 		t.Fatal(err)

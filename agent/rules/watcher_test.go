@@ -12,7 +12,7 @@ import (
 	"github.com/evosignal/evosignal/agent/rules"
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // ruleSet is the JSON of a rule set as the analyzer publishes it: a
@@ -25,7 +25,7 @@ func ruleSet(version, id string) string {
 
 func bucket(tb testing.TB) (jetstream.JetStream, jetstream.KeyValue) {
 	tb.Helper()
-	_, _, js := testutil.Embedded(tb)
+	_, _, js := testkit.Embedded(tb)
 	kv, err := bus.EnsureRulesBucket(tb.Context(), js, bus.DefaultRulesBucket())
 	if err != nil {
 		tb.Fatal(err)
@@ -151,7 +151,7 @@ func TestWatchKeepsLastGoodRuleSet(t *testing.T) {
 }
 
 func TestWatchErrors(t *testing.T) {
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	tests := []struct {
 		name, bucket, agent string
 		is                  error

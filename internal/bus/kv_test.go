@@ -7,7 +7,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 func TestRulesBucketConfigValidate(t *testing.T) {
@@ -28,7 +28,7 @@ func TestRulesBucketConfigValidate(t *testing.T) {
 // EnsureRulesBucket creates the bucket, and updates it in place: values
 // survive a change of history.
 func TestEnsureRulesBucket(t *testing.T) {
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	ctx := context.Background()
 	cfg := bus.DefaultRulesBucket()
 	kv, err := bus.EnsureRulesBucket(ctx, js, cfg)

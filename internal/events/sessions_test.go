@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/testutil/golden"
+	"github.com/evosignal/evosignal/internal/workshop/golden"
 	"github.com/google/uuid"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	_ "github.com/duckdb/duckdb-go/v2"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // testDB is a database file the tests load through the ingester and export

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestClusterNodeLossAndRestart: a JetStream cluster of three nats-server
@@ -24,16 +24,16 @@ func TestClusterNodeLossAndRestart(t *testing.T) {
 		t.Skip("-short: the cluster test runs three nats-server processes and streams 20,000 events")
 	}
 	ctx := t.Context()
-	cl := testutil.StartNATSCluster(t, 3)
-	_, js := testutil.Client(t, cl.URLs())
-	_, pubJS := testutil.Client(t, cl.URLs()) // the agents' own connection
+	cl := testkit.StartNATSCluster(t, 3)
+	_, js := testkit.Client(t, cl.URLs())
+	_, pubJS := testkit.Client(t, cl.URLs()) // the agents' own connection
 	sc := bus.DefaultStream()
 	sc.Replicas = 3
 	stream, err := bus.Retry{}.EnsureStream(ctx, js, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := testutil.BuildCmd(t, "./cmd/ingest")
+	bin := testkit.BuildCmd(t, "./cmd/ingest")
 	dbPath := filepath.Join(t.TempDir(), "cluster.duckdb")
 	start := func() (*exec.Cmd, chan error) {
 		cmd := exec.Command(bin, "-nats", cl.URLs(), "-replicas", "3", "-db", dbPath, "-batch", "1000", "-flush", "50ms", "-log-level", "warn")

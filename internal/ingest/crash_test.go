@@ -20,8 +20,8 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // crashEvents is how many events the crash tests publish at least.
@@ -133,13 +133,13 @@ func TestSIGKILLMidStream(t *testing.T) {
 		t.Skip("-short: the crash test streams 100,000 events")
 	}
 	ctx := t.Context()
-	nats := testutil.StartNATSProcess(t)
-	_, js := testutil.Client(t, nats.URL())
-	_, pubJS := testutil.Client(t, nats.URL())
+	nats := testkit.StartNATSProcess(t)
+	_, js := testkit.Client(t, nats.URL())
+	_, pubJS := testkit.Client(t, nats.URL())
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)
 	}
-	bin := testutil.BuildCmd(t, "./cmd/ingest")
+	bin := testkit.BuildCmd(t, "./cmd/ingest")
 	dbPath := filepath.Join(t.TempDir(), "crash.duckdb")
 	start := func() *exec.Cmd {
 		cmd := exec.Command(bin, "-nats", nats.URL(), "-db", dbPath, "-batch", "2000", "-flush", "50ms", "-log-level", "warn")
@@ -189,7 +189,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 		t.Skip("-short: the restart test streams 100,000 events")
 	}
 	ctx := t.Context()
-	srv := testutil.StartNATSProcess(t)
+	srv := testkit.StartNATSProcess(t)
 	pc := pipeline.DefaultConfig()
 	pc.NATS.URL = srv.URL()
 	pc.DB = filepath.Join(t.TempDir(), "restart.duckdb")
@@ -200,7 +200,7 @@ func TestNATSRestartMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	_, pubJS := testutil.Client(t, srv.URL()) // the agents' own connection
+	_, pubJS := testkit.Client(t, srv.URL()) // the agents' own connection
 
 	var sent map[[2]string]bool
 	var pubErr error

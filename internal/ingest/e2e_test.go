@@ -17,8 +17,8 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // sampleEvents reads every valid sample session in testdata.
@@ -268,7 +268,7 @@ func TestEndToEndEmbedded(t *testing.T) {
 
 func TestEndToEndSeparateServerProcess(t *testing.T) {
 	pc := pipeline.DefaultConfig()
-	pc.NATS.URL = testutil.StartNATSProcess(t).URL()
+	pc.NATS.URL = testkit.StartNATSProcess(t).URL()
 	endToEnd(t, pc)
 }
 

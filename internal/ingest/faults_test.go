@@ -23,8 +23,8 @@ import (
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // mountTmpfs mounts a tmpfs of size (mount syntax: "4m") on a new directory
@@ -86,7 +86,7 @@ type faultRig struct {
 
 func startRig(t *testing.T, dbPath string, opts store.Options) *faultRig {
 	t.Helper()
-	_, nc, js := testutil.Embedded(t)
+	_, nc, js := testkit.Embedded(t)
 	ctx := t.Context()
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)

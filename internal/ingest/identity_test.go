@@ -11,7 +11,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestConsumerBelongsToOneDatabase: a second ingester with another database
@@ -20,7 +20,7 @@ import (
 // alone; with its own consumer name it runs beside the first.
 func TestConsumerBelongsToOneDatabase(t *testing.T) {
 	ctx := t.Context()
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	stream, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,13 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // pullFixture is a stream P with n messages and a durable consumer on it.
 func pullFixture(t *testing.T, n int) (jetstream.JetStream, jetstream.Stream, jetstream.Consumer) {
 	t.Helper()
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	ctx := t.Context()
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "P", Subjects: []string{"p.>"}})
 	if err != nil {

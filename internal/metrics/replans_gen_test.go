@@ -9,7 +9,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // popModel is a population of agent sessions with known probabilities. The

@@ -15,7 +15,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/taxonomy"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 	"github.com/evosignal/evosignal/queries"
 )
 

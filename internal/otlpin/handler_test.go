@@ -17,11 +17,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
-	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/otlpin"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/oteltest"
 )
 
 type discard struct{ n int }

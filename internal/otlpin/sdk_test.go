@@ -14,8 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 )
 
 // agentRun is a small agent instrumented with the OpenTelemetry SDK as the

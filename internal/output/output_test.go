@@ -12,8 +12,8 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/output"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // session sends one synth session into out and returns its event count.
@@ -55,7 +55,7 @@ func TestJSONL(t *testing.T) {
 // Close delivers what was sent even after the producer's context is done
 // (an interrupt): within CloseTimeout, not within the cancelled context.
 func TestPublishCloseAfterCancel(t *testing.T) {
-	_, _, js := testutil.Embedded(t)
+	_, _, js := testkit.Embedded(t)
 	stream, err := bus.EnsureStream(t.Context(), js, bus.DefaultStream())
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 )
 
 // testConfig is the embedded defaults in a temporary directory, with no

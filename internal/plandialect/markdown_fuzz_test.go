@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+	"github.com/evosignal/evosignal/internal/workshop/plangen"
 )
 
 // FuzzMarkdown: any content parses or fails with an *ArgsError; every task

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+	"github.com/evosignal/evosignal/internal/workshop/plangen"
 )
 
 // TestGeneratedPlanFileSessions runs seeded sessions that keep their plan

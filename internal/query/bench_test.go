@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // BenchmarkLargeResult reads the same large result directly (database/sql),
@@ -15,9 +15,9 @@ import (
 func BenchmarkLargeResult(b *testing.B) {
 	const rows = 500_000
 	st := sampleStore(b, 0)
-	srv, nc, _ := testutil.Embedded(b)
+	srv, nc, _ := testkit.Embedded(b)
 	startService(b, nc, st.DB(), func(c *Config) { c.MaxRows = rows; c.Timeout = 600e9 })
-	cnc, _ := testutil.Client(b, srv.ClientURL())
+	cnc, _ := testkit.Client(b, srv.ClientURL())
 	client := NewClient(cnc, "")
 	q := bigSQL(rows)
 	b.Run("direct", func(b *testing.B) {

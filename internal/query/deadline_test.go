@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestClientDeadlineServiceKilled: a request with a time limit ends with
@@ -19,7 +19,7 @@ import (
 // a child process) is SIGKILLed while the query runs or mid-answer — it
 // never waits for the per-message Wait (10 minutes).
 func TestClientDeadlineServiceKilled(t *testing.T) {
-	bin := testutil.BuildCmd(t, "./cmd/ingest")
+	bin := testkit.BuildCmd(t, "./cmd/ingest")
 	tests := []struct {
 		name string
 		sql  string
@@ -35,14 +35,14 @@ func TestClientDeadlineServiceKilled(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := testutil.StartNATSProcess(t) // each ingester its own: one database, one consumer
+			srv := testkit.StartNATSProcess(t) // each ingester its own: one database, one consumer
 			cmd := exec.Command(bin, "-nats", srv.URL(), "-db", filepath.Join(t.TempDir(), "evo.duckdb"), "-http", "", "-log-level", "warn")
 			cmd.Stderr = os.Stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			nc, _ := testutil.Client(t, srv.URL())
+			nc, _ := testkit.Client(t, srv.URL())
 			c := NewClient(nc, "")
 			c.Grace = time.Second
 			deadline := time.Now().Add(time.Minute)
@@ -57,7 +57,7 @@ func TestClientDeadlineServiceKilled(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 
-			watcher, _ := testutil.Client(t, srv.URL())
+			watcher, _ := testkit.Client(t, srv.URL())
 			killed := make(chan struct{})
 			sub, err := watcher.Subscribe(tt.watch, func(m *nats.Msg) {
 				select {

@@ -14,8 +14,8 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestForbiddenStatements tries everything that writes, attaches, installs,
@@ -23,9 +23,9 @@ import (
 // DuckDB before it touches anything), and the database must be unchanged.
 func TestForbiddenStatements(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	dir := t.TempDir()
 	out := func(name string) string { return filepath.Join(dir, name) }
@@ -151,7 +151,7 @@ func TestForbiddenStatements(t *testing.T) {
 // reads what it wrote through the service while it runs.
 func TestIngesterRunsLockedDown(t *testing.T) {
 	ctx := t.Context()
-	srv, nc, js := testutil.Embedded(t)
+	srv, nc, js := testkit.Embedded(t)
 	stream := bus.DefaultStream()
 	if _, err := bus.EnsureStream(ctx, js, stream); err != nil {
 		t.Fatal(err)
@@ -177,7 +177,7 @@ func TestIngesterRunsLockedDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	count := func() int64 {
 		res, err := client.Query(ctx, Request{SQL: "SELECT count(*) AS n FROM events"})

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // sampleStore opens a new database, loads the sample sessions and sessions

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/micro"
 
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestServiceNamesItsDatabase: the service's metadata and every answer name
@@ -25,9 +25,9 @@ func TestServiceNamesItsDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, stA.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 
 	m, err := cnc.Request("$SRV.INFO."+ServiceName, nil, 5*time.Second)
 	if err != nil {
@@ -53,7 +53,7 @@ func TestServiceNamesItsDatabase(t *testing.T) {
 
 	// A second service on the same subject, over another database: the
 	// queue group spreads the queries over both.
-	snc, _ := testutil.Client(t, srv.ClientURL())
+	snc, _ := testkit.Client(t, srv.ClientURL())
 	startService(t, snc, stB.DB(), nil)
 	for i := 0; ; i++ {
 		_, err := c.Query(t.Context(), Request{SQL: "SELECT 1"})

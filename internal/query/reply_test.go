@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestAnswersOnlyOnInboxes: a request whose reply subject is not an inbox
@@ -18,12 +18,12 @@ import (
 // prefix is answered.
 func TestAnswersOnlyOnInboxes(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, js := testutil.Embedded(t)
+	srv, nc, js := testkit.Embedded(t)
 	if _, err := bus.EnsureStream(t.Context(), js, bus.DefaultStream()); err != nil {
 		t.Fatal(err)
 	}
 	startService(t, nc, st.DB(), func(c *Config) { c.InboxPrefix = "_INBOX_evo" })
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	victim, err := cnc.SubscribeSync("evo.victim")
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // equalCases are queries whose answers must equal database/sql's, through
@@ -70,9 +70,9 @@ var equalCases = []struct {
 
 func TestResultsEqualDirect(t *testing.T) {
 	st := sampleStore(t, 20)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	local := Local{DB: st.DB()}
 	ctx := t.Context()
@@ -144,9 +144,9 @@ func canonical(v any) string {
 
 func TestJSONFormatShape(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	body, err := NewClient(cnc, "").QueryJSON(t.Context(), Request{SQL: `SELECT 1::HUGEINT AS h, 1.50::DECIMAL(4,2) AS d,
 		TIMESTAMPTZ '2024-05-01 10:00:00+00' AS t, DATE '2024-05-01' AS day, [1, 2] AS l, NULL AS n, 'nan'::DOUBLE AS f`})
 	if err != nil {
@@ -161,9 +161,9 @@ func TestJSONFormatShape(t *testing.T) {
 
 func TestMaxRows(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), func(c *Config) { c.MaxRows = 1000 })
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	tests := []struct {
 		name          string
@@ -213,9 +213,9 @@ const slowSQL = `SELECT count(*) FROM range(100000000000) a(i) WHERE hash(i) % 7
 
 func TestTimeoutCancelsQuery(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	svc := startService(t, nc, st.DB(), func(c *Config) { c.Timeout = 5 * time.Second })
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	for _, tc := range []struct {
 		name    string
@@ -273,9 +273,9 @@ func TestLargeResultArrivesInChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	nc, _ := testutil.Client(t, srv.ClientURL())
+	nc, _ := testkit.Client(t, srv.ClientURL())
 	startService(t, nc, st.DB(), func(c *Config) { c.Window = 3; c.BatchRows = 5000 })
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	if cnc.MaxPayload() != 64<<10 {
 		t.Fatalf("max payload %d, want 64 KiB", cnc.MaxPayload())
 	}
@@ -302,7 +302,7 @@ func TestLargeResultArrivesInChunks(t *testing.T) {
 
 func TestManyClientsAtOnce(t *testing.T) {
 	st := sampleStore(t, 30)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), func(c *Config) { c.MaxConcurrent = 3 })
 	queries := []struct {
 		sql  string
@@ -358,10 +358,10 @@ func TestManyClientsAtOnce(t *testing.T) {
 
 func TestSeparateServerProcess(t *testing.T) {
 	st := sampleStore(t, 10)
-	p := testutil.StartNATSProcess(t)
-	nc, _ := testutil.Client(t, p.URL())
+	p := testkit.StartNATSProcess(t)
+	nc, _ := testkit.Client(t, p.URL())
 	startService(t, nc, st.DB(), func(c *Config) { c.Subject = "evosignal.query.lab" })
-	cnc, _ := testutil.Client(t, p.URL())
+	cnc, _ := testkit.Client(t, p.URL())
 	client := NewClient(cnc, "evosignal.query.lab")
 	for _, c := range equalCases[:3] {
 		req, _ := NewRequest(c.sql, c.args...)
@@ -392,9 +392,9 @@ func TestSeparateServerProcess(t *testing.T) {
 
 func TestBadRequests(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	tests := []struct {
 		name string
 		body string
@@ -436,9 +436,9 @@ func TestBadRequests(t *testing.T) {
 
 func TestServiceDiscovery(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	if _, err := NewClient(cnc, "").Query(t.Context(), Request{SQL: "SELECT 1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -477,9 +477,9 @@ func TestServiceDiscovery(t *testing.T) {
 
 func TestCloseEndsRunningQueries(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	svc := startService(t, nc, st.DB(), nil)
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	done := make(chan error, 1)
 	go func() {
@@ -513,9 +513,9 @@ func waitUntil(tb testing.TB, what string, cond func() bool) {
 
 func TestBusy(t *testing.T) {
 	st := sampleStore(t, 0)
-	srv, nc, _ := testutil.Embedded(t)
+	srv, nc, _ := testkit.Embedded(t)
 	svc := startService(t, nc, st.DB(), func(c *Config) { c.MaxConcurrent, c.MaxQueued = 1, 1 })
-	cnc, _ := testutil.Client(t, srv.ClientURL())
+	cnc, _ := testkit.Client(t, srv.ClientURL())
 	client := NewClient(cnc, "")
 	done := make(chan error, 2)
 	for range 2 { // one runs, one waits for the slot

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/infer"
-	"github.com/evosignal/evosignal/internal/inferbench"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
+	"github.com/evosignal/evosignal/internal/workshop/inferbench"
 )
 
 // The report cites the rule the view applies (infer.DefaultRule, named as

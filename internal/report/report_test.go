@@ -14,7 +14,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
-	"github.com/evosignal/evosignal/internal/report/reporttest"
+	"github.com/evosignal/evosignal/internal/workshop/reporttest"
 )
 
 // generatedAt is the fixed clock of the fixture reports.

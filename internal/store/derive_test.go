@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 	"github.com/evosignal/evosignal/queries"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 )
 
 type collect []*events.Event

@@ -12,8 +12,8 @@ import (
 
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/infer"
-	"github.com/evosignal/evosignal/internal/inferbench"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/inferbench"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 type syncCollect struct {

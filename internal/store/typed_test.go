@@ -12,7 +12,7 @@ import (
 	duckdb "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 	"github.com/evosignal/evosignal/queries"
 )
 

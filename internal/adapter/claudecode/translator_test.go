@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/adapter/claudecode"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 )
 
 const source = "claude-code/bridge/test-host"

@@ -8,9 +8,9 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
-	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/oteltest"
 )
 
 // FuzzReadJSONLines: whatever an OTLP JSON file holds, the mapper emits

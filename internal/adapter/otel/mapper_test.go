@@ -10,10 +10,10 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
-	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/oteltest"
 )
 
 var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

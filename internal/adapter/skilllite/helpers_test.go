@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 )
 
 const fixtures = "../../../testdata/bridge"

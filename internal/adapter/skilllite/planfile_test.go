@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/rpcsim"
 )
 
 // sessionFigures are what one bridged session's events add up to.

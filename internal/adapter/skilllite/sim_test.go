@@ -3,8 +3,8 @@ package skilllite
 import (
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/rpcsim"
 )
 
 // TestSimulatedStream: the events translated from a seeded stream in the

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 )
 
 func TestReadTranscripts(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/rpcsim"
 )
 
 func TestTranslateFixtures(t *testing.T) {

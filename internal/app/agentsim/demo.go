@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/demo"
 	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/demo"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // demoHead is the help of agentsim demo, naming the commands as the user

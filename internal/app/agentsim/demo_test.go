@@ -12,8 +12,8 @@ import (
 
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/evosignal/evosignal/internal/demo"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/demo"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // The closed loop on the default scenario: rules learned from generation 1

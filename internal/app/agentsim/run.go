@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // usage is the help of agentsim, naming its commands as the user runs them

@@ -14,8 +14,8 @@ import (
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/sim"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // runCmd runs the command with args and returns stdout, stderr and the
@@ -173,7 +173,7 @@ func TestSimulateToFileIsReproducible(t *testing.T) {
 // Against a NATS server: the events land in the stream, and the agents
 // load the rules published in the bucket.
 func TestSimulateToNATS(t *testing.T) {
-	srv, _, js := testutil.Embedded(t)
+	srv, _, js := testkit.Embedded(t)
 	ctx := t.Context()
 	kv, err := bus.EnsureRulesBucket(ctx, js, bus.DefaultRulesBucket())
 	if err != nil {
@@ -232,7 +232,7 @@ func TestSimulateToEmbeddedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	_, js := testutil.Client(t, srv.ClientURL())
+	_, js := testkit.Client(t, srv.ClientURL())
 	st, err := js.Stream(t.Context(), "EVO")
 	if err != nil {
 		t.Fatalf("stream after the run: %v", err)

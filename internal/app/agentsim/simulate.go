@@ -10,9 +10,9 @@ import (
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/demo"
 	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/demo"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // simulateHead is the help of agentsim, naming the commands as the user

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 func runTruth(ctx context.Context, args []string, stdout, stderr io.Writer) error {

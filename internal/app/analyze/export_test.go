@@ -16,7 +16,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/export"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // The whole-table comparisons, incremental runs, interrupted runs and

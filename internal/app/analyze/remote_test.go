@@ -19,8 +19,8 @@ import (
 	"github.com/evosignal/evosignal/internal/query"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
-	"github.com/evosignal/evosignal/internal/testutil"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // remoteFixtures are the JSON-lines files the -nats tests load: the sample
@@ -51,7 +51,7 @@ func liveService(tb testing.TB, path string) (*store.Store, string) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { st.Close() })
-	srv, nc, _ := testutil.Embedded(tb)
+	srv, nc, _ := testkit.Embedded(tb)
 	svc, err := query.Start(context.Background(), nc, st.DB(), query.DefaultConfig(), nil)
 	if err != nil {
 		tb.Fatal(err)

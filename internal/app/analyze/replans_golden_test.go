@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/testutil/golden"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/golden"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // What the replans, trend and effect tests share: a real DuckDB file built

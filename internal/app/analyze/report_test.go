@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/report"
-	"github.com/evosignal/evosignal/internal/report/reporttest"
-	"github.com/evosignal/evosignal/internal/testutil/golden"
+	"github.com/evosignal/evosignal/internal/workshop/golden"
+	"github.com/evosignal/evosignal/internal/workshop/reporttest"
 )
 
 // reportArgs are the flags the fixture report is made with: the last

@@ -15,7 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/evosignal/evosignal/agent/ruleset"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 	"github.com/evosignal/evosignal/schema"
 )
 
@@ -123,7 +123,7 @@ func TestRulesUsage(t *testing.T) {
 // when a rule set changes, and sees its key deleted when its own rules are
 // gone (agent/rules then falls back to the global key).
 func TestRulesPublish(t *testing.T) {
-	srv, _, js := testutil.Embedded(t)
+	srv, _, js := testkit.Embedded(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
@@ -217,7 +217,7 @@ func TestRulesPublish(t *testing.T) {
 
 // With -agent, only that agent's key is written.
 func TestRulesPublishOneAgent(t *testing.T) {
-	srv, _, js := testutil.Embedded(t)
+	srv, _, js := testkit.Embedded(t)
 	ctx := context.Background()
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
 	var stdout, stderr bytes.Buffer

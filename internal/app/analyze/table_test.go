@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evosignal/evosignal/internal/render"
-	"github.com/evosignal/evosignal/internal/testutil/golden"
+	"github.com/evosignal/evosignal/internal/workshop/golden"
 )
 
 // Tables are for a person at a 120-column terminal: every analysis's table

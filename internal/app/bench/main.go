@@ -1,5 +1,5 @@
 // Package bench is the bench command: it measures the ingest pipeline on the
-// embedded defaults (internal/bench) and prints its figures and peak memory:
+// embedded defaults (internal/workshop/bench) and prints its figures and peak memory:
 // the ceilings of its parts (raw JetStream publish and consume, raw DuckDB
 // append), the end-to-end rate of the real ingester, the cost of
 // de-duplication, and the peak RSS of each phase. See `bench -h`.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/evosignal/evosignal/internal/bench"
 	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/workshop/bench"
 )
 
 func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config, error) {

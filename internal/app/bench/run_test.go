@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/bench"
 	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/workshop/bench"
 )
 
 // TestRun runs every phase on a few thousand events in this process and

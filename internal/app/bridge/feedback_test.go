@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/feedbackdbtest"
+	"github.com/evosignal/evosignal/internal/workshop/feedbackdbtest"
 )
 
 // -feedback: the turns of a recording are paired with the decisions rows

@@ -11,10 +11,10 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
-	"github.com/evosignal/evosignal/internal/adapter/otel/oteltest"
 	"github.com/evosignal/evosignal/internal/plandialect"
-	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/oteltest"
+	"github.com/evosignal/evosignal/internal/workshop/plangen"
 )
 
 var genStart = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

@@ -16,11 +16,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 const (
@@ -170,7 +170,7 @@ func TestRunInterruptEndsOpenTurn(t *testing.T) {
 }
 
 func TestRunPublishesToJetStream(t *testing.T) {
-	srv, _, js := testutil.Embedded(t)
+	srv, _, js := testkit.Embedded(t)
 	ctx := t.Context()
 	st, err := bus.EnsureStream(ctx, js, bus.DefaultStream())
 	if err != nil {

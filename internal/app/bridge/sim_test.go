@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/rpcsim"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/taxonomy"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/rpcsim"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // bridgeOut runs the command over input and returns the events it wrote.

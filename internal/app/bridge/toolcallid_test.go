@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/adapter/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 )
 
 // SkillLite's tool_call_id, carried as the CloudEvents extension toolcallid,

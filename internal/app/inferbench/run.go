@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/evosignal/evosignal/internal/cli"
-	"github.com/evosignal/evosignal/internal/inferbench"
+	"github.com/evosignal/evosignal/internal/workshop/inferbench"
 )
 
 // Main runs the inferbench command: args are its command line without the

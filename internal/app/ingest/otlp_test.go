@@ -19,7 +19,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // metric reads one counter of the ingester's /metrics.
@@ -45,8 +45,8 @@ func metric(addr, name string) float64 {
 func TestOTLPReceiver(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "otlp.duckdb")
-	otlpAddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
-	httpAddr := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t))
+	otlpAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	errOut := &syncBuffer{}

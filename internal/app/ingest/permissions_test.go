@@ -9,14 +9,14 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/query"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // TestServerConfigRestrictsQueries runs the ingester with its embedded
 // server given testdata/nats/agents.conf and its own credentials: the
 // analyst's credentials may query, an agent's may not.
 func TestServerConfigRestrictsQueries(t *testing.T) {
-	port := testutil.FreePort(t)
+	port := testkit.FreePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	var stderr bytes.Buffer
 	done := make(chan error, 1)

@@ -17,8 +17,8 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/synth"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // writeSessions writes n synthetic sessions as JSON lines and returns the
@@ -92,7 +92,7 @@ func TestLoadFileTwiceSkipsDuplicates(t *testing.T) {
 // database file: the second must fail with a clear error, and the file must
 // stay readable.
 func TestSecondIngesterGetsClearError(t *testing.T) {
-	bin := testutil.BuildCmd(t, "./cmd/ingest")
+	bin := testkit.BuildCmd(t, "./cmd/ingest")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "t.duckdb")
 	first := exec.Command(bin, "-db", db, "-listen", "127.0.0.1:0")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite/feedbackdb"
-	"github.com/evosignal/evosignal/internal/adapter/skilllite/feedbackdbtest"
+	"github.com/evosignal/evosignal/internal/workshop/feedbackdbtest"
 )
 
 func TestReadDecisions(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+	"github.com/evosignal/evosignal/internal/workshop/plangen"
 )
 
 // PlanFileSessions returns n sessions from seed that keep their plan in a

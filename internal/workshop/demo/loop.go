@@ -18,8 +18,8 @@ import (
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/output"
 	"github.com/evosignal/evosignal/internal/pipeline"
-	"github.com/evosignal/evosignal/internal/sim"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // Generation is one point of the evolution curve. Rates are over the

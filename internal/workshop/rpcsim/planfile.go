@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/evosignal/evosignal/internal/plandialect/plangen"
+	"github.com/evosignal/evosignal/internal/workshop/plangen"
 )
 
 // PlanFileMode is how a simulated turn of PlanFiles plans.

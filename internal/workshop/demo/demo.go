@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 
 	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // Config is one demo run.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/infer"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // scenario returns a small simulated scenario: six tools that each fail
@@ -115,7 +115,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestDefaultScenarios(t *testing.T) {
-	scs, err := DefaultScenarios("../../testdata")
+	scs, err := DefaultScenarios("../../../testdata")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 )
 
 // Options shape how a fixture database is written.
@@ -217,7 +217,7 @@ func Generate(tb testing.TB, name string, gen func(ctx context.Context, sink age
 	return Input{Name: name, Data: buf.Bytes()}
 }
 
-// Synth is an input of n sessions of the synthetic generator (internal/synth)
+// Synth is an input of n sessions of the synthetic generator (internal/workshop/synth)
 // seeded with seed, starting at start.
 func Synth(tb testing.TB, name string, seed uint64, start time.Time, n int) Input {
 	tb.Helper()

@@ -18,7 +18,7 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 )
 
 // env is what every phase gets: the shared work directory and the sizes.

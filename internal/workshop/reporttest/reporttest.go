@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/taxonomy"
-	"github.com/evosignal/evosignal/internal/testutil/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
 // The fixture's report window is the last simulated day, [Since, Until);

@@ -13,7 +13,7 @@ import (
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/testutil"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // Pipeline is a running evosignal for an adapter's end-to-end test: an
@@ -30,7 +30,7 @@ type Pipeline struct {
 // StartPipeline starts a Pipeline.
 func StartPipeline(tb testing.TB) *Pipeline {
 	tb.Helper()
-	srv, _, js := testutil.Embedded(tb)
+	srv, _, js := testkit.Embedded(tb)
 	ctx := context.Background()
 	if _, err := bus.EnsureStream(ctx, js, bus.DefaultStream()); err != nil {
 		tb.Fatal(err)

@@ -1,6 +1,6 @@
 // Package inferbench measures the inference of implicit re-decisions
 // (internal/infer) against explicit replans: it takes sessions that made
-// explicit replans — simulated by internal/sim, or recorded as event files
+// explicit replans — simulated by internal/workshop/sim, or recorded as event files
 // — hides their plan events, runs the rule, and reports precision and
 // recall per scenario. The rule's parameters are tuned on one set of seeds
 // and scenarios and reported on another. cmd/inferbench prints its report;
@@ -19,7 +19,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/infer"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // Scenario is one source of sessions with explicit replans: a simulator

@@ -17,7 +17,7 @@ import (
 	"github.com/evosignal/evosignal/internal/output"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/store"
-	"github.com/evosignal/evosignal/internal/synth"
+	"github.com/evosignal/evosignal/internal/workshop/synth"
 )
 
 // stallAfter ends a wait for the ingester when it has committed nothing for

@@ -17,7 +17,7 @@ import (
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/output"
-	"github.com/evosignal/evosignal/internal/sim"
+	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // DefaultStore is the ingest command's default JetStream store, where an

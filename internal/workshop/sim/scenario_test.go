@@ -9,7 +9,7 @@ import (
 )
 
 // testdata is where the sample scenario files live.
-const testdata = "../../testdata/agentsim"
+const testdata = "../../../testdata/agentsim"
 
 func TestDefaultScenario(t *testing.T) {
 	sc := Default()

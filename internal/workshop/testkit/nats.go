@@ -1,8 +1,8 @@
-// Package testutil holds test helpers that start real servers: an embedded
+// Package testkit holds test helpers that start real servers: an embedded
 // nats-server, and nats-server as a separate process (built from the Go
 // module proxy when it is not installed). A helper never skips: a missing
 // server is a test failure.
-package testutil
+package testkit
 
 import (
 	"fmt"
