@@ -21,7 +21,7 @@
 //	                                      at its last stop when the input ends
 //
 // Outcome: a last stop with status "aborted" → aborted, "error" → failure;
-// otherwise by the plan in force (tally.Session.Outcome). Hooks report no
+// otherwise by the plan in force (foreign.Session.Outcome). Hooks report no
 // failure of a tool, so every call is ok. Anything else (beforeShellExecution,
 // beforeMCPExecution, afterAgentResponse, afterAgentThought, …) is ignored
 // and counted.
@@ -40,34 +40,24 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/adapter"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
+	"github.com/evosignal/evosignal/internal/adapter/hooks"
 	"github.com/evosignal/evosignal/internal/events"
-	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
-// Config says who the events come from and which files are plans.
-type Config struct {
-	Agent  string // agent name, "cursor" by default
-	Source string
-	Model  string // unless the hooks name one
-	Plan   plandialect.Config
-	Files  plandialect.FilesConfig // plan files; afterFileEdit and beforeReadFile must be among its tools
-}
+// Config says who the events come from and which files are plans: Agent
+// "cursor" by default; Files' tools must include afterFileEdit and
+// beforeReadFile.
+type Config = hooks.Config
 
-// Counts are a Translator's totals.
-type Counts struct {
-	Records   int64
-	Events    int64
-	Sessions  int64 // conversations started
-	Ended     int64 // ended at their last stop
-	Open      int64 // without a stop at the end of input
-	Ignored   int64
-	Malformed int64
-	Quality   tally.Quality
-}
+// Counts are a Translator's totals: Sessions counts conversations, Ended
+// those ended at their last stop, Open those without a stop at the end of
+// input.
+type Counts = hooks.Counts
 
 // RecordError is a record skipped as malformed.
-type RecordError = tally.RecordError
+type RecordError = hooks.RecordError
 
 // hook is one hook call's input; Time is the envelope's.
 type hook struct {
@@ -87,91 +77,55 @@ type hook struct {
 
 // Translator turns hook records into events. Not safe for concurrent use.
 type Translator struct {
-	cfg      Config
-	sink     agent.Sink
-	now      func() time.Time
-	reg      *plandialect.Registry
-	files    *tally.Files
-	sessions map[string]*session
-	order    []string
-	n        Counts
+	*hooks.Base[own]
 }
 
-type session struct {
-	s       *tally.Session
-	pending bool
-	start   time.Time
-	model   string
-	goal    string
-	prompts int64
-	ordinal int64
-	stopped bool
-	stopAt  time.Time
-	status  string // the last stop's
+// own is what a conversation keeps besides the base's.
+type own struct {
+	status string // the last stop's
 }
+
+type session = hooks.Session[own]
 
 // NewTranslator returns a Translator sending to sink; now stamps records
 // without a time.
 func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translator, error) {
-	reg, err := plandialect.New(cfg.Plan)
-	if err != nil {
-		return nil, err
-	}
-	files, err := tally.NewFiles(cfg.Files)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Agent == "" {
 		cfg.Agent = "cursor"
 	}
-	t := &Translator{cfg: cfg, now: now, reg: reg, files: files, sessions: map[string]*session{}}
-	t.sink = tally.CountingSink{Next: sink, N: &t.n.Events}
-	return t, nil
-}
-
-// Stats returns the totals so far.
-func (t *Translator) Stats() Counts {
-	c := t.n
-	for _, s := range t.sessions {
-		c.Quality.Add(s.s.Quality())
+	b, err := hooks.NewBase[own](cfg, sink, now)
+	if err != nil {
+		return nil, err
 	}
-	return c
+	return &Translator{Base: b}, nil
 }
 
 // Read translates the JSON objects of r until r ends or ctx is done. A
 // malformed record goes to onErr and is skipped; a record that is not JSON
 // at all ends the input.
 func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*RecordError)) error {
-	return tally.ReadRecords(ctx, r, t.Record, onErr, func() { t.n.Malformed++ })
+	return t.Base.Read(ctx, r, t.Record, onErr)
 }
 
 // Record translates one record: a hook's input, or the envelope
 // {"time": RFC 3339, "hook": input}.
 func (t *Translator) Record(ctx context.Context, raw []byte) error {
-	t.n.Records++
+	t.N.Records++
 	h, err := parse(raw)
 	if err != nil {
-		t.n.Malformed++
+		t.N.Malformed++
 		return &RecordError{Err: err}
 	}
 	if h.Time.IsZero() {
-		h.Time = t.now()
+		h.Time = t.Now()
 	}
 	return t.hook(ctx, h)
 }
 
 func parse(raw []byte) (*hook, error) {
-	var env struct {
-		Time string          `json:"time"`
-		Hook json.RawMessage `json:"hook"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	var at time.Time
-	if len(env.Hook) > 0 {
-		raw = env.Hook
-		at, _ = time.Parse(time.RFC3339Nano, env.Time) // a time that does not parse is no time
+	raw, at, err := hooks.Unwrap(raw)
+	if err != nil {
+		return nil, err
 	}
 	h := &hook{Time: at, raw: raw}
 	if err := json.Unmarshal(raw, h); err != nil {
@@ -187,50 +141,43 @@ func parse(raw []byte) (*hook, error) {
 }
 
 func (t *Translator) hook(ctx context.Context, h *hook) error {
-	s := t.sessions[h.Conversation]
-	if s == nil {
-		dir := ""
-		if len(h.Roots) > 0 {
-			dir = h.Roots[0]
-		}
-		s = &session{s: tally.New(t.sink, t.cfg.Source, h.Conversation, t.reg).WithFiles(t.files, dir),
-			pending: true, start: h.Time, model: t.cfg.Model}
-		t.sessions[h.Conversation] = s
-		t.order = append(t.order, h.Conversation)
-		t.n.Sessions++
+	dir := ""
+	if len(h.Roots) > 0 {
+		dir = h.Roots[0]
 	}
-	s.ordinal++
-	if h.Model != "" && s.pending {
-		s.model = h.Model
+	s := t.Session(h.Conversation, dir, h.Time)
+	s.Ordinal++
+	if h.Model != "" && s.Pending() {
+		s.Model = h.Model
 	}
-	at := tally.At{ID: fmt.Sprintf("%s/h%d", s.s.ID(), s.ordinal), Time: h.Time}
+	at := foreign.At{ID: fmt.Sprintf("%s/h%d", s.ID(), s.Ordinal), Time: h.Time}
 	dur := time.Duration(h.Duration * float64(time.Millisecond))
 	switch h.Event {
 	case "beforeSubmitPrompt":
-		s.prompts++
-		s.stopped = false
-		if s.goal == "" {
-			s.goal = h.Prompt
+		s.Prompts++
+		s.Stopped = false
+		if s.Goal == "" {
+			s.Goal = h.Prompt
 		}
-		return t.open(ctx, s)
+		return t.Open(ctx, s)
 	case "afterFileEdit":
-		return t.tool(ctx, s, at, tally.Call{Tool: h.Event, Name: "edit_file", Args: h.raw, OK: true})
+		return t.tool(ctx, s, at, foreign.Call{Tool: h.Event, Name: "edit_file", Args: h.raw, OK: true})
 	case "beforeReadFile":
-		return t.tool(ctx, s, at, tally.Call{Tool: h.Event, Name: "read_file", Args: h.raw, OK: true})
+		return t.tool(ctx, s, at, foreign.Call{Tool: h.Event, Name: "read_file", Args: h.raw, OK: true})
 	case "afterShellExecution":
-		return t.tool(ctx, s, at, tally.Call{Tool: "shell", Args: h.raw, OK: true, Duration: dur})
+		return t.tool(ctx, s, at, foreign.Call{Tool: "shell", Args: h.raw, OK: true, Duration: dur})
 	case "afterMCPExecution":
 		if h.ToolName == "" {
-			t.n.Malformed++
+			t.N.Malformed++
 			return &RecordError{Err: errors.New("afterMCPExecution without tool_name")}
 		}
-		return t.tool(ctx, s, at, tally.Call{Tool: h.ToolName, Args: mcpArgs(h.ToolInput), OK: true, Duration: dur})
+		return t.tool(ctx, s, at, foreign.Call{Tool: h.ToolName, Args: mcpArgs(h.ToolInput), OK: true, Duration: dur})
 	case "stop":
-		s.stopped, s.stopAt, s.status = true, h.Time, h.Status
-		return t.open(ctx, s)
+		s.Stopped, s.StopAt, s.Own.status = true, h.Time, h.Status
+		return t.Open(ctx, s)
 	}
-	t.n.Ignored++
-	return t.open(ctx, s)
+	t.N.Ignored++
+	return t.Open(ctx, s)
 }
 
 // mcpArgs returns an MCP call's tool_input, which Cursor sends as a JSON
@@ -246,50 +193,55 @@ func mcpArgs(in json.RawMessage) []byte {
 	return in
 }
 
-func (t *Translator) open(ctx context.Context, s *session) error {
-	if !s.pending {
-		return nil
-	}
-	s.pending = false
-	return s.s.Start(ctx, tally.At{ID: s.s.ID() + "/start", Time: s.start}, events.SessionStartedData{
-		Goal: s.goal, Agent: t.cfg.Agent, AgentVersion: "unknown", Model: s.model, Tools: []string{},
-	})
-}
-
-func (t *Translator) tool(ctx context.Context, s *session, at tally.At, c tally.Call) error {
-	if err := t.open(ctx, s); err != nil {
+func (t *Translator) tool(ctx context.Context, s *session, at foreign.At, c foreign.Call) error {
+	if err := t.Open(ctx, s); err != nil {
 		return err
 	}
-	return s.s.Tool(ctx, at, c)
+	return s.Tool(ctx, at, c)
 }
 
 // Close ends every conversation that stopped at its last stop; the others
 // stay open (Counts.Open).
 func (t *Translator) Close(ctx context.Context) error {
 	var errs []error
-	for _, id := range t.order {
-		s := t.sessions[id]
-		if !s.stopped {
-			t.n.Open++
+	for _, id := range t.Order {
+		s := t.Sessions[id]
+		if !s.Stopped {
+			t.N.Open++
 			continue
 		}
-		if err := t.open(ctx, s); err != nil {
+		if err := t.Open(ctx, s); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		outcome := s.s.Outcome()
-		switch s.status {
+		outcome := s.Outcome()
+		switch s.Own.status {
 		case "aborted":
 			outcome = events.OutcomeAborted
 		case "error":
 			outcome = events.OutcomeFailure
 		}
-		t.n.Ended++
-		errs = append(errs, s.s.End(ctx, tally.At{ID: s.s.ID() + "/end", Time: s.stopAt}, outcome, s.prompts, s.stopAt.Sub(s.start)))
+		t.N.Ended++
+		errs = append(errs, s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: s.StopAt}, outcome, s.Prompts, s.StopAt.Sub(s.StartAt)))
 	}
-	for _, s := range t.sessions {
-		t.n.Quality.Add(s.s.Quality())
+	for _, s := range t.Sessions {
+		t.N.Quality.Add(s.Quality())
 	}
-	t.sessions, t.order = map[string]*session{}, nil
+	t.Sessions, t.Order = map[string]*session{}, nil
 	return errors.Join(errs...)
 }
+
+// Name is the adapter's -agent value.
+const Name = "cursor"
+
+// NewAdapter returns the adapter of Cursor's hooks, for the bridge.
+func NewAdapter() *hooks.Adapter {
+	return hooks.NewAdapter(Name, help, "conversations", func(cfg Config, sink agent.Sink, env adapter.Env) (hooks.Translator, error) {
+		return NewTranslator(cfg, sink, env.Now)
+	})
+}
+
+const help = `  -agent cursor        Cursor hook inputs (internal/adapter/cursor/testdata/README.md);
+                       one session per conversation_id, the plan read from plan files
+                       (afterFileEdit, beforeReadFile)
+`

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -26,7 +27,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // ReadJSONLines maps an OTLP JSON file as the collector's file exporter
 // writes it: one ExportTraceServiceRequest in JSON per line. A line that
-// does not decode goes to onErr and is skipped. At the end of r the input is
+// does not decode, or holds no span, goes to onErr and is skipped. At the end of r the input is
 // complete: every trace with an agent span is mapped (Mapper.Flush).
 func ReadJSONLines(ctx context.Context, r io.Reader, m *Mapper, onErr func(*LineError)) error {
 	sc := bufio.NewScanner(r)
@@ -42,6 +43,10 @@ func ReadJSONLines(ctx context.Context, r io.Reader, m *Mapper, onErr func(*Line
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(line); err != nil {
 			onErr(&LineError{Line: n, Err: fmt.Errorf("decode OTLP JSON: %w", err)})
+			continue
+		}
+		if req.Traces().SpanCount() == 0 {
+			onErr(&LineError{Line: n, Err: errors.New("no spans: not an OTLP ExportTraceServiceRequest")})
 			continue
 		}
 		if _, err := m.Consume(ctx, req.Traces(), time.Now()); err != nil {

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
@@ -76,7 +76,7 @@ type Stats struct {
 	Unmapped int64
 	// Evicted: traces dropped unmapped because MaxSpans was reached.
 	Evicted int64
-	Quality tally.Quality
+	Quality foreign.Quality
 }
 
 // Notes returns the data-quality sentences of s.
@@ -102,7 +102,7 @@ func (s Stats) Notes() []string {
 type Mapper struct {
 	cfg   Config
 	reg   *plandialect.Registry
-	files *tally.Files
+	files *foreign.Files
 	sink  agent.Sink
 
 	mu      sync.Mutex
@@ -131,7 +131,7 @@ func New(cfg Config, sink agent.Sink) (*Mapper, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := tally.NewFiles(cfg.Files)
+	files, err := foreign.NewFiles(cfg.Files)
 	if err != nil {
 		return nil, err
 	}

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // mapTrace maps the spans of one trace as one session and returns the
 // number of events sent and what the plan calls lacked.
-func mapTrace(ctx context.Context, reg *plandialect.Registry, files *tally.Files, sink agent.Sink, spans []*span) (int64, tally.Quality, error) {
+func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Files, sink agent.Sink, spans []*span) (int64, foreign.Quality, error) {
 	spans = slices.Clone(spans)
 	// Start order; the agent span first among equals, then span id, so that
 	// the same spans map the same way however they were exported.
@@ -36,12 +36,12 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *tally.Files
 			tools = append(tools, s.tool)
 		}
 	}
-	sessionID = cmp.Or(sessionID, root.trace) // tally hashes one too long
+	sessionID = cmp.Or(sessionID, root.trace) // foreign hashes one too long
 	a := agentName(name)
-	sess := tally.New(sink, a+"/otel", sessionID, reg).WithFiles(files, "")
+	sess := foreign.New(sink, a+"/otel", sessionID, reg).WithFiles(files, "")
 	key := func(s *span) string { return s.trace + "-" + s.id }
 
-	err := sess.Start(ctx, tally.At{ID: key(root) + "/start", Time: root.start, Seq: micros(root.start)}, events.SessionStartedData{
+	err := sess.Start(ctx, foreign.At{ID: key(root) + "/start", Time: root.start, Seq: micros(root.start)}, events.SessionStartedData{
 		Goal:         root.goal,
 		Agent:        a,
 		AgentVersion: cmp.Or(root.agentVersion, root.version, "unknown"),
@@ -57,8 +57,8 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *tally.Files
 		case inference[s.op]:
 			iterations++
 		case s.op == opExecuteTool && s.tool != "":
-			c := tally.Call{Tool: s.tool, Args: s.args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
-			if err := sess.Tool(ctx, tally.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, c); err != nil {
+			c := foreign.Call{Tool: s.tool, Args: s.args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
+			if err := sess.Tool(ctx, foreign.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, c); err != nil {
 				return sess.Emitted(), sess.Quality(), err
 			}
 		}
@@ -67,7 +67,7 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *tally.Files
 	if root.failed {
 		outcome = failure(root.errType)
 	}
-	err = sess.End(ctx, tally.At{ID: key(root) + "/end", Time: root.end, Seq: micros(root.end)}, outcome, iterations, root.duration())
+	err = sess.End(ctx, foreign.At{ID: key(root) + "/end", Time: root.end, Seq: micros(root.end)}, outcome, iterations, root.duration())
 	return sess.Emitted(), sess.Quality(), err
 }
 

@@ -3,13 +3,7 @@ package skilllite
 import (
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
-	"strings"
-	"time"
 
-	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
@@ -50,56 +44,12 @@ func (c Config) files() plandialect.FilesConfig {
 // DefaultDepthLimit is SkillLite's default max_tool_calls_per_task.
 const DefaultDepthLimit = 15
 
-var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// Validate reports what is wrong with c, naming the bridge's flags.
+// Validate reports what is wrong with c, naming the bridge's flags; who the
+// events come from (Agent, Source) is adapter.Origin's to check.
 func (c Config) Validate() error {
-	switch {
-	case c.Agent == "":
-		return errors.New("-agent is required")
-	case !agentName.MatchString(c.Agent):
-		return fmt.Errorf("-agent %q: want letters, digits, '_' or '-'", c.Agent)
-	}
 	var depth error
 	if c.DepthLimit < 0 {
 		depth = fmt.Errorf("-depth-limit %d: want a count ≥ 1 (0: the default, %d)", c.DepthLimit, DefaultDepthLimit)
 	}
-	return errors.Join(checkSource(c.Source, c.Agent), depth, c.files().Validate())
-}
-
-// checkSource reports whether source is a valid event source of agent.
-func checkSource(source, agentName string) error {
-	if a := events.AgentOf(source); a != agentName {
-		return fmt.Errorf("-source %q: its first segment %q is not the -agent name %q", source, a, agentName)
-	}
-	_, err := events.New(source, "check", 1, events.SessionEnded, time.Now(), agent.SessionEnded{Outcome: events.OutcomeSuccess})
-	if ee := (*events.Error)(nil); errors.As(err, &ee) {
-		return fmt.Errorf("-source %q: %s", source, ee.Msg)
-	}
-	return err
-}
-
-// DefaultSource is the event source of agent bridged on this host:
-// <agent>/bridge/<hostname>.
-func DefaultSource(agent string) string {
-	return agent + "/bridge/" + hostSegment()
-}
-
-// hostSegment is the host name as a source path segment: printable ASCII
-// without '/' or spaces.
-func hostSegment() string {
-	h, err := os.Hostname()
-	if err != nil || h == "" {
-		return "unknown"
-	}
-	h = strings.Map(func(r rune) rune {
-		if r > ' ' && r <= '~' && r != '/' {
-			return r
-		}
-		return '-'
-	}, h)
-	if len(h) > 128 {
-		h = h[:128]
-	}
-	return h
+	return errors.Join(depth, c.files().Validate())
 }

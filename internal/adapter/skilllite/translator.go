@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -35,7 +35,7 @@ type Counts struct {
 	CountMismatches int64
 	// Quality counts the plan-file operations that were not read as plans
 	// (planfile.go); its Notes are the data-quality sentences.
-	Quality tally.Quality
+	Quality foreign.Quality
 }
 
 // LineError is a malformed line, reported and skipped: Translator.Line

@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter"
+	"github.com/evosignal/evosignal/internal/adapter/registry"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
@@ -232,11 +234,12 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"no agent", []string{"-out", "-", "-in", in}, "-agent is required"},
-		{"agent not a subject token", []string{"-agent", "sk.lite", "-out", "-"}, `-agent "sk.lite": want letters`},
+		{"no agent", []string{"-out", "-", "-in", in}, "-agent is required: one of skilllite, otel, claude-code, cursor"},
+		{"unknown agent", []string{"-agent", "codex", "-out", "-", "-in", in}, `-agent "codex" is not a known agent: one of skilllite, otel, claude-code, cursor`},
+		{"name not a subject token", []string{"-agent", "skilllite", "-name", "sk.lite", "-out", "-"}, `-name "sk.lite": want letters`},
 		{"neither -out nor -nats", []string{"-agent", "skilllite"}, "-out FILE (- for stdout) or -nats URL"},
 		{"both -out and -nats", []string{"-agent", "skilllite", "-out", "-", "-nats", "nats://127.0.0.1:1"}, "exclude each other"},
-		{"source of another agent", []string{"-agent", "skilllite", "-source", "coder/x", "-out", "-"}, `first segment "coder" is not the -agent name "skilllite"`},
+		{"source of another agent", []string{"-agent", "skilllite", "-source", "coder/x", "-out", "-"}, `first segment "coder" is not the agent name "skilllite" (-name)`},
 		{"source with a space", []string{"-agent", "skilllite", "-source", "skilllite/a b", "-out", "-"}, `-source "skilllite/a b"`},
 		{"user without password", []string{"-agent", "skilllite", "-nats", "nats://127.0.0.1:1", "-user", "u"}, "user and password go together"},
 		{"bad prefix", []string{"-agent", "skilllite", "-nats", "nats://127.0.0.1:1", "-prefix", "evo.>"}, "not a literal subject"},
@@ -244,7 +247,10 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"unknown flag", []string{"-agent", "skilllite", "-out", "-", "-bogus"}, "flag provided but not defined"},
 		{"negative depth limit", []string{"-agent", "skilllite", "-out", "-", "-depth-limit", "-1"}, "-depth-limit -1"},
 		{"feedback report without feedback", []string{"-agent", "skilllite", "-out", "-", "-feedback-report", "x.json"}, "-feedback-report needs -feedback FILE"},
-		{"feedback for otel", []string{"-agent", "otel", "-out", "-", "-feedback", "f.sqlite"}, "apply to SkillLite only"},
+		{"feedback for otel", []string{"-agent", "otel", "-out", "-", "-feedback", "f.sqlite"}, "-feedback does not apply to -agent otel (it takes no flags of its own)"},
+		{"feedback for cursor", []string{"-agent", "cursor", "-out", "-", "-feedback", "f.sqlite"}, "-feedback does not apply to -agent cursor (it takes -model, -name, -source)"},
+		{"source for otel", []string{"-agent", "otel", "-out", "-", "-source", "otel/x"}, "-source does not apply to -agent otel"},
+		{"bad depth limit", []string{"-agent", "skilllite", "-out", "-", "-depth-limit", "many"}, `invalid value "many" for -depth-limit`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,6 +269,50 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 }
 
+// TestMainUnknownAgent: an agent the registry does not know is a usage
+// error (exit 2) that names every known agent, and nothing is written.
+func TestMainUnknownAgent(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "nosuch", "-in", "x.jsonl", "-out", "-"}
+	if got := Main(t.Context(), args, strings.NewReader(""), &out, &errOut); got != 2 {
+		t.Fatalf("Main(%q) = %d, want 2", args, got)
+	}
+	for _, a := range registry.All() {
+		if !strings.Contains(errOut.String(), a.Name()) {
+			t.Errorf("stderr %q does not name the known agent %q", errOut.String(), a.Name())
+		}
+	}
+	if out.Len() != 0 {
+		t.Errorf("stdout %q, want nothing", out.String())
+	}
+}
+
+// TestRunName: -name sets the agent name of the events, and with it their
+// default source.
+func TestRunName(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "skilllite", "-name", "coder", "-in", filepath.Join(fixtures, "no_replan.jsonl"), "-out", "-"}
+	if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
+		t.Fatalf("run(%q): %v", args, err)
+	}
+	evs := adaptertest.DecodeLines(t, out.Bytes())
+	adaptertest.CheckSessions(t, evs, adapter.DefaultSource("coder"))
+}
+
+// TestRunRefusesUnusableInput: an input of which every record is malformed
+// for the adapter (another agent's records) is an error, not an empty run.
+func TestRunRefusesUnusableInput(t *testing.T) {
+	cursorHooks := filepath.Join("..", "..", "..", "internal", "adapter", "cursor", "testdata", "session.jsonl")
+	for _, agent := range []string{"claude-code", "otel", "skilllite"} {
+		var out, errOut bytes.Buffer
+		args := []string{"-agent", agent, "-in", cursorHooks, "-out", "-"}
+		err := run(t.Context(), args, nil, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "no events") {
+			t.Errorf("run(%q) = %v, want the no-events error\n%s", args, err, errOut.String())
+		}
+	}
+}
+
 func TestRunDefaultSource(t *testing.T) {
 	var out, errOut bytes.Buffer
 	args := []string{"-agent", "skilllite", "-in", filepath.Join(fixtures, "no_replan.jsonl"), "-out", "-"}
@@ -270,7 +320,7 @@ func TestRunDefaultSource(t *testing.T) {
 		t.Fatalf("run(%q): %v", args, err)
 	}
 	evs := adaptertest.DecodeLines(t, out.Bytes())
-	want := skilllite.DefaultSource("skilllite")
+	want := adapter.DefaultSource("skilllite")
 	adaptertest.CheckSessions(t, evs, want)
 }
 

@@ -1,4 +1,4 @@
-package tally_test
+package foreign_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evosignal/evosignal/internal/adapter/tally"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -28,11 +28,11 @@ func TestEventID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tally.EventID(tt.in)
+			got := foreign.EventID(tt.in)
 			if (got == tt.in) != tt.same {
 				t.Errorf("EventID(%q) = %q, want it kept: %v", tt.in, got, tt.same)
 			}
-			if got != tally.EventID(tt.in) || len(got) > 128 || strings.ContainsAny(got, " \t") {
+			if got != foreign.EventID(tt.in) || len(got) > 128 || strings.ContainsAny(got, " \t") {
 				t.Errorf("EventID(%q) = %q: not a stable valid id", tt.in, got)
 			}
 		})
@@ -51,7 +51,7 @@ func TestSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &sink{}
-	sess := tally.New(s, "a/b", strings.Repeat("x", 200), reg)
+	sess := foreign.New(s, "a/b", strings.Repeat("x", 200), reg)
 	if len(sess.ID()) > 128 {
 		t.Fatalf("session id %q too long", sess.ID())
 	}
@@ -59,20 +59,20 @@ func TestSession(t *testing.T) {
 	ctx := context.Background()
 	steps := []struct {
 		seq  int64
-		call tally.Call
+		call foreign.Call
 	}{
-		{100, tally.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"pending"}]}`)}},
-		{50, tally.Call{Tool: "grep", OK: false, Error: "no match"}},
-		{0, tally.Call{Tool: "write_todos", OK: true}},
-		{0, tally.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":3}`)}},
-		{0, tally.Call{Tool: "write_todos", OK: false, Args: []byte(`{"todos":[]}`)}},
+		{100, foreign.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"pending"}]}`)}},
+		{50, foreign.Call{Tool: "grep", OK: false, Error: "no match"}},
+		{0, foreign.Call{Tool: "write_todos", OK: true}},
+		{0, foreign.Call{Tool: "write_todos", OK: true, Args: []byte(`{"todos":3}`)}},
+		{0, foreign.Call{Tool: "write_todos", OK: false, Args: []byte(`{"todos":[]}`)}},
 	}
 	for i, st := range steps {
-		if err := sess.Tool(ctx, tally.At{ID: "k" + string(rune('0'+i)), Time: at, Seq: st.seq}, st.call); err != nil {
+		if err := sess.Tool(ctx, foreign.At{ID: "k" + string(rune('0'+i)), Time: at, Seq: st.seq}, st.call); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := sess.End(ctx, tally.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
+	if err := sess.End(ctx, foreign.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -88,7 +88,7 @@ func TestSession(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	q := sess.Quality()
-	if q != (tally.Quality{PlanCallsWithoutArguments: 1, PlanCallsUnreadable: 1, PlanCallsFailed: 1}) || len(q.Notes()) != 3 {
+	if q != (foreign.Quality{PlanCallsWithoutArguments: 1, PlanCallsUnreadable: 1, PlanCallsFailed: 1}) || len(q.Notes()) != 3 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
 	}
 	if o := sess.Outcome(); o != events.OutcomePartialSuccess {
@@ -105,15 +105,15 @@ func TestSessionPlanFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	files, err := foreign.NewFiles(plandialect.DefaultFilesConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &sink{}
-	sess := tally.New(s, "a/b", "s1", reg).WithFiles(files, "/w")
+	sess := foreign.New(s, "a/b", "s1", reg).WithFiles(files, "/w")
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	calls := []tally.Call{
+	calls := []foreign.Call{
 		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"a","new_string":"b"}`)},                                                                                                 // k0 unknown prior
 		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"/w/task_plan.md","content":"- [ ] A\n- [ ] B\n"}`)},                                                                                                // k1 created
 		{Tool: "Edit", OK: false, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] A","new_string":"- [x] A"}`)},                                                                                    // k2 failed
@@ -125,7 +125,7 @@ func TestSessionPlanFiles(t *testing.T) {
 		{Tool: "Write", OK: true, Args: []byte(`{"file_path":3}`)},                                                           // k8 unreadable
 	}
 	for i, c := range calls {
-		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+		if err := sess.Tool(ctx, foreign.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -161,7 +161,7 @@ func TestSessionPlanFiles(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	q := sess.Quality()
-	if q != (tally.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 2}) || len(q.Notes()) != 3 {
+	if q != (foreign.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 2}) || len(q.Notes()) != 3 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
 	}
 }
@@ -176,15 +176,15 @@ func TestSessionTwoPlanSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	files, err := foreign.NewFiles(plandialect.DefaultFilesConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &sink{}
-	sess := tally.New(s, "a/b", "s2", reg).WithFiles(files, "/w")
+	sess := foreign.New(s, "a/b", "s2", reg).WithFiles(files, "/w")
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	calls := []tally.Call{
+	calls := []foreign.Call{
 		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"task_plan.md","content":"- [ ] A\n- [ ] B\n"}`)},                                                                    // k0 created by the file
 		{Tool: "Edit", OK: true, Args: []byte(`{"file_path":"task_plan.md","old_string":"- [ ] A","new_string":"- [x] A"}`)},                                                      // k1 progressed
 		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"in_progress"},{"content":"C","status":"pending"}]}`)}, // k2 the tool takes over: C added
@@ -194,11 +194,11 @@ func TestSessionTwoPlanSources(t *testing.T) {
 		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[{"content":"A","status":"completed"},{"content":"B","status":"completed"},{"content":"C","status":"pending"}]}`)},   // k6 progressed
 	}
 	for i, c := range calls {
-		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+		if err := sess.Tool(ctx, foreign.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if err := sess.End(ctx, tally.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
+	if err := sess.End(ctx, foreign.At{ID: "end", Time: at}, sess.Outcome(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -237,7 +237,7 @@ func TestSessionTwoPlanSources(t *testing.T) {
 		t.Errorf("replans = %d, want 1 (the tool's takeover; the file's mirror of it is not a second)", replans)
 	}
 	q := sess.Quality()
-	if q != (tally.Quality{PlanFileSuperseded: 2}) || len(q.Notes()) != 1 {
+	if q != (foreign.Quality{PlanFileSuperseded: 2}) || len(q.Notes()) != 1 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
 	}
 }
@@ -250,19 +250,19 @@ func TestSessionEmptyToolPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := tally.NewFiles(plandialect.DefaultFilesConfig())
+	files, err := foreign.NewFiles(plandialect.DefaultFilesConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &sink{}
-	sess := tally.New(s, "a/b", "s3", reg).WithFiles(files, "/w")
+	sess := foreign.New(s, "a/b", "s3", reg).WithFiles(files, "/w")
 	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	ctx := context.Background()
-	for i, c := range []tally.Call{
+	for i, c := range []foreign.Call{
 		{Tool: "TodoWrite", OK: true, Args: []byte(`{"todos":[]}`)},
 		{Tool: "Write", OK: true, Args: []byte(`{"file_path":"todo.md","content":"- [ ] A\n"}`)},
 	} {
-		if err := sess.Tool(ctx, tally.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
+		if err := sess.Tool(ctx, foreign.At{ID: "k" + strconv.Itoa(i), Time: at}, c); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}

@@ -1,4 +1,4 @@
-// Package tally is what the OpenTelemetry and Claude Code adapters share:
+// Package foreign is what the OpenTelemetry and Claude Code adapters share:
 // one session of a foreign agent, fed its plan-tool calls, ordinary tool
 // calls and boundaries in order, emitting evosignal events with ids and seqs
 // the caller derives from the foreign record, so that translating the same
@@ -8,7 +8,7 @@
 // (internal/plandialect), which decides what each one was; a Session only
 // emits what the core's Result names and keeps the session's own totals for
 // agent.session.ended, as every adapter does. It judges nothing else.
-package tally
+package foreign
 
 import (
 	"cmp"

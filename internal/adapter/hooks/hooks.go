@@ -1,0 +1,154 @@
+// Package hooks is the base of the adapters that read an agent's hook
+// inputs (Claude Code's, Cursor's): JSON objects one after the other, each
+// a hook call's input, bare or in the envelope {"time": RFC 3339, "hook":
+// input} that the documented hook commands write. It keeps the sessions by
+// the agent's session id, in first-seen order, each a foreign.Session that
+// emits through the plan-dialect core, and the totals every hook adapter
+// reports; what a hook means is the agent's adapter's to say.
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter/foreign"
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/plandialect"
+)
+
+// Config says who the events come from and which files are plans.
+type Config struct {
+	Agent  string // agent name
+	Source string
+	Model  string // unless the hooks name one
+	Plan   plandialect.Config
+	// Files: the plan files and file tools whose calls are plan
+	// operations; the zero value reads none.
+	Files plandialect.FilesConfig
+}
+
+// Counts are a hook translator's totals.
+type Counts struct {
+	Records   int64
+	Events    int64
+	Sessions  int64 // sessions started
+	Ended     int64 // sessions ended
+	Open      int64 // sessions left open at the end of input
+	Ignored   int64
+	Malformed int64
+	Quality   foreign.Quality
+}
+
+// RecordError is a record skipped as malformed.
+type RecordError = foreign.RecordError
+
+// Session is one session of hook inputs; Own is what the agent's adapter
+// keeps of it besides.
+type Session[X any] struct {
+	*foreign.Session
+	pending bool // started, agent.session.started not emitted yet
+	StartAt time.Time
+	Model   string
+	Goal    string
+	Prompts int64 // prompts submitted: the session's iterations
+	Ordinal int64 // hooks of the session so far
+	Stopped bool  // a turn ended (Stop), and no prompt since where the agent says so
+	StopAt  time.Time
+	Own     X
+}
+
+// Base is what every hook translator has: the configuration, the sink, the
+// sessions and the totals. Not safe for concurrent use.
+type Base[X any] struct {
+	Cfg      Config
+	sink     agent.Sink
+	Now      func() time.Time
+	reg      *plandialect.Registry
+	files    *foreign.Files
+	Sessions map[string]*Session[X]
+	Order    []string // session ids, first seen first
+	N        Counts
+}
+
+// NewBase returns a Base sending to sink; now stamps records without a
+// time.
+func NewBase[X any](cfg Config, sink agent.Sink, now func() time.Time) (*Base[X], error) {
+	reg, err := plandialect.New(cfg.Plan)
+	if err != nil {
+		return nil, err
+	}
+	files, err := foreign.NewFiles(cfg.Files)
+	if err != nil {
+		return nil, err
+	}
+	b := &Base[X]{Cfg: cfg, Now: now, reg: reg, files: files, Sessions: map[string]*Session[X]{}}
+	b.sink = foreign.CountingSink{Next: sink, N: &b.N.Events}
+	return b, nil
+}
+
+// Stats returns the totals so far, the data quality of the open sessions
+// included.
+func (b *Base[X]) Stats() Counts {
+	c := b.N
+	for _, s := range b.Sessions {
+		c.Quality.Add(s.Quality())
+	}
+	return c
+}
+
+// Read hands the JSON objects of r, one after the other (lines or not), to
+// record until r ends or ctx is done. A *RecordError from record goes to
+// onErr, numbered, and is skipped; a record that is not JSON at all ends
+// the input.
+func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Context, []byte) error, onErr func(*RecordError)) error {
+	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
+}
+
+// Unwrap returns the hook input of a record, and the envelope's time when
+// the record is an envelope (zero when it has none, or one that does not
+// parse).
+func Unwrap(raw []byte) ([]byte, time.Time, error) {
+	var env struct {
+		Time string          `json:"time"`
+		Hook json.RawMessage `json:"hook"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, time.Time{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if len(env.Hook) == 0 {
+		return raw, time.Time{}, nil
+	}
+	at, _ := time.Parse(time.RFC3339Nano, env.Time) // a time that does not parse is no time
+	return env.Hook, at, nil
+}
+
+// Session returns the session id, started at at when it is new (its first
+// hook); dir resolves its plan files' relative paths.
+func (b *Base[X]) Session(id, dir string, at time.Time) *Session[X] {
+	s := b.Sessions[id]
+	if s == nil {
+		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model}
+		b.Sessions[id] = s
+		b.Order = append(b.Order, id)
+		b.N.Sessions++
+	}
+	return s
+}
+
+// Pending reports whether s's agent.session.started is still due.
+func (s *Session[X]) Pending() bool { return s.pending }
+
+// Open emits s's agent.session.started if it is still due.
+func (b *Base[X]) Open(ctx context.Context, s *Session[X]) error {
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	return s.Session.Start(ctx, foreign.At{ID: s.ID() + "/start", Time: s.StartAt}, events.SessionStartedData{
+		Goal: s.Goal, Agent: b.Cfg.Agent, AgentVersion: "unknown", Model: s.Model, Tools: []string{},
+	})
+}

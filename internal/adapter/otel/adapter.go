@@ -1,0 +1,71 @@
+package otel
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter"
+)
+
+// Name is the adapter's -agent value.
+const Name = "otel"
+
+// Adapter is OTLP JSON files as an adapter.Adapter. It takes no flags: each
+// session's source is <agent>/otel, the agent its spans name.
+type Adapter struct{}
+
+var _ adapter.Adapter = Adapter{}
+
+func (Adapter) Name() string           { return Name }
+func (Adapter) Reads() adapter.Reads   { return adapter.JSONLines }
+func (Adapter) Flags(fs *flag.FlagSet) {}
+func (Adapter) Validate() error        { return nil }
+
+func (Adapter) Help() string {
+	return `  -agent otel          OTLP JSON lines (the collector's file exporter: one
+                       ExportTraceServiceRequest per line) of OpenTelemetry GenAI
+                       spans; one session per trace, its source <agent>/otel, the
+                       agent its spans name (docs/otel.md)
+`
+}
+
+func (Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
+	return func(sink agent.Sink) (adapter.Translation, error) {
+		m, err := New(DefaultConfig(), sink)
+		if err != nil {
+			return nil, err
+		}
+		return &translation{m: m, env: env}, nil
+	}, nil
+}
+
+type translation struct {
+	m         *Mapper
+	env       adapter.Env
+	malformed int64 // lines that did not decode
+}
+
+// Read maps the whole input: at its end every trace with an agent span is
+// mapped, so Close has nothing left to do.
+func (t *translation) Read(ctx context.Context, in io.Reader) error {
+	return ReadJSONLines(ctx, in, t.m, func(e *LineError) {
+		t.malformed++
+		t.env.Log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
+	})
+}
+
+func (t *translation) Close(context.Context) error { return nil }
+
+func (t *translation) Counts() adapter.Counts {
+	s := t.m.Stats()
+	return adapter.Counts{Records: s.Spans + t.malformed, Events: s.Events, Malformed: s.Rejected + t.malformed}
+}
+
+func (t *translation) Report(w io.Writer) error {
+	s := t.m.Stats()
+	adapter.WriteSummary(w, fmt.Sprintf("%d spans read, %d events emitted, %d sessions, %d spans rejected", s.Spans, s.Events, s.Sessions, s.Rejected), s.Notes())
+	return nil
+}
