@@ -184,16 +184,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	outErr := out.Close(final)
 	reportErr := tr.Report(stderr)
 	if readErr == nil {
-		readErr = unusable(o.agent, tr.Counts())
+		readErr = adapter.Unusable(o.agent, tr.Counts())
 	}
 	return errors.Join(readErr, closeErr, outErr, reportErr)
-}
-
-// unusable is the error of an input read to its end of which no record
-// could be used: some were malformed and none made an event.
-func unusable(agent string, c adapter.Counts) error {
-	if c.Events > 0 || c.Malformed == 0 {
-		return nil
-	}
-	return fmt.Errorf("no events: %d of the %d records read were malformed and none could be used; is this -agent %s input?", c.Malformed, c.Records, agent)
 }

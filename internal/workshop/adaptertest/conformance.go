@@ -1,0 +1,122 @@
+package adaptertest
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter"
+)
+
+// Case is one adapter's input for Conformance.
+type Case struct {
+	// New returns a fresh value of the adapter (one serves one run).
+	New func() adapter.Adapter
+	// Args are its flags for every run.
+	Args []string
+	// Input is a valid input that makes events.
+	Input []byte
+	// Bad is one record of the input's form that the adapter must skip
+	// and count as malformed: a line for adapter.JSONLines, a JSON value
+	// for adapter.JSONValues.
+	Bad []byte
+}
+
+// clock stamps the records without a time, so that runs compare byte for
+// byte.
+var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// Conformance is the suite every adapter passes (docs/architecture.md, "An
+// agent adapter"):
+//   - what it emits passes the contract, and no event id twice;
+//   - the same input read again gives the same events, byte for byte (ids
+//     derive from the records);
+//   - a bad record before the input is skipped and counted as malformed,
+//     and the events are the same;
+//   - an input of bad records only makes no event and is refused
+//     (adapter.Unusable).
+func Conformance(t *testing.T, c Case) {
+	t.Helper()
+	first, counts := translate(t, c, c.Input)
+	evs := DecodeLines(t, first)
+	if len(evs) == 0 {
+		t.Fatalf("%s: the input made no events", c.New().Name())
+	}
+	seen := map[string]bool{}
+	for i, e := range evs {
+		if seen[e.Source+"\x00"+e.ID] {
+			t.Errorf("event %d: id %s emitted twice", i+1, e.ID)
+		}
+		seen[e.Source+"\x00"+e.ID] = true
+	}
+	if err := adapter.Unusable(c.New().Name(), counts); err != nil {
+		t.Errorf("a valid input is refused: %v", err)
+	}
+
+	again, _ := translate(t, c, c.Input)
+	if !bytes.Equal(first, again) {
+		t.Errorf("the same input read again gives other events:\nfirst:\n%s\nagain:\n%s", first, again)
+	}
+
+	bad := append(append(append([]byte(nil), c.Bad...), '\n'), c.Input...)
+	withBad, badCounts := translate(t, c, bad)
+	if badCounts.Malformed != counts.Malformed+1 {
+		t.Errorf("a bad record: %d malformed, want %d", badCounts.Malformed, counts.Malformed+1)
+	}
+	if !bytes.Equal(first, withBad) {
+		t.Errorf("a bad record before the input changed the events:\nwithout:\n%s\nwith:\n%s", first, withBad)
+	}
+
+	only := append(append(append([]byte(nil), c.Bad...), '\n'), c.Bad...)
+	none, noneCounts := translate(t, c, only)
+	if len(none) != 0 || noneCounts.Events != 0 {
+		t.Errorf("bad records only made events:\n%s", none)
+	}
+	if adapter.Unusable(c.New().Name(), noneCounts) == nil {
+		t.Errorf("an input of bad records only is not refused: %+v", noneCounts)
+	}
+}
+
+// translate runs a fresh adapter of c over in, as the bridge does, and
+// returns the events as JSON lines and the translation's counts.
+func translate(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts) {
+	tb.Helper()
+	a := c.New()
+	fs := flag.NewFlagSet(a.Name(), flag.ContinueOnError)
+	a.Flags(fs)
+	if err := fs.Parse(c.Args); err != nil {
+		tb.Fatalf("%s flags %q: %v", a.Name(), c.Args, err)
+	}
+	if err := a.Validate(); err != nil {
+		tb.Fatalf("%s flags %q: %v", a.Name(), c.Args, err)
+	}
+	ctx := context.Background()
+	start, err := a.Open(ctx, adapter.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return clock }})
+	if err != nil {
+		tb.Fatalf("%s: open: %v", a.Name(), err)
+	}
+	var buf bytes.Buffer
+	w := agent.NewJSONLWriter(&buf)
+	tr, err := start(w)
+	if err != nil {
+		tb.Fatalf("%s: start: %v", a.Name(), err)
+	}
+	if err := tr.Read(ctx, bytes.NewReader(in)); err != nil {
+		tb.Fatalf("%s: read: %v", a.Name(), err)
+	}
+	if err := tr.Close(ctx); err != nil {
+		tb.Fatalf("%s: close: %v", a.Name(), err)
+	}
+	if err := w.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := tr.Report(io.Discard); err != nil {
+		tb.Fatalf("%s: report: %v", a.Name(), err)
+	}
+	return buf.Bytes(), tr.Counts()
+}
