@@ -38,6 +38,8 @@ var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 //     derive from the records);
 //   - a bad record before the input is skipped and counted as malformed,
 //     and the events are the same;
+//   - a line that is not JSON is skipped and counted where the adapter
+//     reads JSON lines, and ends the reading where it reads JSON values;
 //   - an input of bad records only makes no event and is refused
 //     (adapter.Unusable).
 func Conformance(t *testing.T, c Case) {
@@ -72,6 +74,23 @@ func Conformance(t *testing.T, c Case) {
 		t.Errorf("a bad record before the input changed the events:\nwithout:\n%s\nwith:\n%s", first, withBad)
 	}
 
+	// Input that is not JSON at all: a line of it skipped, where the input
+	// is JSON lines; the end of the reading, where it is JSON values.
+	garbage := append([]byte("this is not JSON\n"), c.Input...)
+	switch c.New().Reads() {
+	case adapter.JSONLines:
+		got, gc := translate(t, c, garbage)
+		if gc.Malformed != counts.Malformed+1 || !bytes.Equal(first, got) {
+			t.Errorf("JSON lines: a line that is not JSON: %d malformed (want %d), same events %v", gc.Malformed, counts.Malformed+1, bytes.Equal(first, got))
+		}
+	case adapter.JSONValues:
+		if err := readErr(t, c, garbage); err == nil {
+			t.Errorf("JSON values: input that is not JSON was read on")
+		}
+	default:
+		t.Errorf("Reads() = %v: the suite knows no such input form", c.New().Reads())
+	}
+
 	only := append(append(append([]byte(nil), c.Bad...), '\n'), c.Bad...)
 	none, noneCounts := translate(t, c, only)
 	if len(none) != 0 || noneCounts.Events != 0 {
@@ -85,6 +104,22 @@ func Conformance(t *testing.T, c Case) {
 // translate runs a fresh adapter of c over in, as the bridge does, and
 // returns the events as JSON lines and the translation's counts.
 func translate(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts) {
+	tb.Helper()
+	out, counts, err := run(tb, c, in)
+	if err != nil {
+		tb.Fatalf("%s: read: %v", c.New().Name(), err)
+	}
+	return out, counts
+}
+
+// readErr is the error of reading in, which ends the run.
+func readErr(tb testing.TB, c Case, in []byte) error {
+	tb.Helper()
+	_, _, err := run(tb, c, in)
+	return err
+}
+
+func run(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts, error) {
 	tb.Helper()
 	a := c.New()
 	fs := flag.NewFlagSet(a.Name(), flag.ContinueOnError)
@@ -106,9 +141,7 @@ func translate(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts) {
 	if err != nil {
 		tb.Fatalf("%s: start: %v", a.Name(), err)
 	}
-	if err := tr.Read(ctx, bytes.NewReader(in)); err != nil {
-		tb.Fatalf("%s: read: %v", a.Name(), err)
-	}
+	readErr := tr.Read(ctx, bytes.NewReader(in))
 	if err := tr.Close(ctx); err != nil {
 		tb.Fatalf("%s: close: %v", a.Name(), err)
 	}
@@ -118,5 +151,5 @@ func translate(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts) {
 	if err := tr.Report(io.Discard); err != nil {
 		tb.Fatalf("%s: report: %v", a.Name(), err)
 	}
-	return buf.Bytes(), tr.Counts()
+	return buf.Bytes(), tr.Counts(), readErr
 }
