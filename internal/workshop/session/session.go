@@ -8,10 +8,10 @@
 //
 // The model holds what the envelopes have in common; what the agent wrote
 // (a plan tool's arguments, a file edit) is already in its dialect in
-// Step.Args. The simulators whose output is decided by the rules they
-// simulate (sim: the reference planner; rpcsim: SkillLite's execution
-// loop; synth: evosignal's own events) do not use it: their wire format is
-// what their model does, not a rendering of steps.
+// Step.Args. The simulators do not use it: sim drives the reference planner
+// and synth evosignal's own agent.Session, and rpcsim simulates SkillLite's
+// execution loop (skipped calls, refusals, results it does not repeat);
+// what they emit is what their model decides, not a rendering of steps.
 package session
 
 import (
