@@ -6,11 +6,14 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/evosignal/evosignal/internal/workshop/session"
 )
 
-// A generated session of a foreign agent that plans with a todo-list tool:
-// what it did, step by step, and what an analysis of it must find. The
-// envelopes (OTLP spans, Claude Code hooks) render the same steps.
+// The sessions of a foreign agent that plans with a todo-list tool
+// (Generate) or keeps its plan in a Markdown file (PlanFileSessions): what
+// it did, step by step (a session.Session, which the envelopes render:
+// ClaudeCodeHooks, oteltest), and what an analysis of it must find.
 
 // GenTask is one task of a generated plan.
 type GenTask struct {
@@ -18,28 +21,9 @@ type GenTask struct {
 	Status string // pending, in_progress, completed
 }
 
-// Step is one tool call of a generated session.
-type Step struct {
-	At   time.Time
-	Dur  time.Duration
-	Tool string
-	ID   string // tool call id
-	Args []byte // the call's arguments; nil when not captured
-	OK   bool
-	Err  string
-	Plan bool // a plan-tool call
-}
-
 // GenSession is one generated session and its truth.
 type GenSession struct {
-	ID           string // the session (conversation) id, a UUID
-	Conversation bool   // OTLP: the spans carry gen_ai.conversation.id
-	Agent, Model string
-	Goal         string
-	Start, End   time.Time
-	Failed       bool // the agent run failed (OTLP: invoke_agent status error)
-	StopOnly     bool // Claude Code: the session stops but never gets SessionEnd
-	Steps        []Step
+	session.Session
 
 	Replans     int64 // real replans: tasks added, dropped or reworded
 	RealCalls   int64 // tool calls other than the plan tool
@@ -49,6 +33,10 @@ type GenSession struct {
 	Completions  int64 // agent.task.completed events: boxes ticked
 	UnknownPrior int64 // edits of the plan file with unknown prior content
 }
+
+// ClaudeCodeHooks renders ss as Claude Code hook inputs
+// (session.ClaudeCodeHooks).
+func ClaudeCodeHooks(ss []GenSession) []byte { return session.ClaudeCodeHooks(ss) }
 
 // Truth is what an analysis of generated sessions must find.
 type Truth struct {
@@ -106,49 +94,44 @@ func Generate(seed uint64, n int, planTools []string, start time.Time, missing b
 	return out
 }
 
-type gen struct {
-	rng   *rand.Rand
-	s     *GenSession
-	tool  string
-	at    time.Time
-	calls int
-}
-
-func (g *gen) next() time.Time {
-	g.at = g.at.Add(time.Duration(1000+g.rng.IntN(2000)) * time.Millisecond)
-	return g.at
-}
-
-func (g *gen) step(st Step) {
-	g.calls++
-	st.At, st.Dur = g.next(), time.Duration(100+g.rng.IntN(900))*time.Millisecond
-	st.ID = fmt.Sprintf("call_%04d", g.calls)
-	g.at = st.At.Add(st.Dur)
-	g.s.Steps = append(g.s.Steps, st)
-}
-
-func (g *gen) plan(tasks []GenTask, reason string, captured bool) {
-	st := Step{Tool: g.tool, OK: true, Plan: true}
-	if captured {
-		st.Args = planArgs(g.tool, tasks, reason)
-	} else {
-		g.s.MissingArgs++
-	}
-	g.step(st)
-}
-
-func genSession(rng *rand.Rand, i int, tool string, start time.Time, missing bool) GenSession {
-	s := GenSession{
+// newSession draws the envelope of generated session i, which starts at
+// start; canFail: whether the agent run may fail.
+func newSession(rng *rand.Rand, i int, start time.Time, canFail bool) GenSession {
+	s := GenSession{Session: session.Session{
 		ID:           fmt.Sprintf("%08x-0000-4000-8000-%012x", rng.Uint32(), i),
 		Conversation: rng.IntN(2) == 0,
 		Agent:        "gen-agent",
 		Model:        "model-" + fmt.Sprint(rng.IntN(2)),
 		Goal:         fmt.Sprintf("generated goal %d", i),
 		Start:        start,
-		Failed:       rng.IntN(10) == 0,
-		StopOnly:     rng.IntN(4) == 0,
+	}}
+	if canFail {
+		s.Failed = rng.IntN(10) == 0
 	}
-	g := &gen{rng: rng, s: &s, tool: tool, at: start}
+	s.StopOnly = rng.IntN(4) == 0
+	return s
+}
+
+// gen is the plan tool of a session being generated.
+type gen struct {
+	s    *GenSession
+	rec  *session.Recorder
+	tool string
+}
+
+func (g *gen) plan(tasks []GenTask, reason string, captured bool) {
+	st := session.Step{Tool: g.tool, OK: true, Plan: true}
+	if captured {
+		st.Args = planArgs(g.tool, tasks, reason)
+	} else {
+		g.s.MissingArgs++
+	}
+	g.rec.Call(st)
+}
+
+func genSession(rng *rand.Rand, i int, tool string, start time.Time, missing bool) GenSession {
+	s := newSession(rng, i, start, true)
+	g := &gen{s: &s, rec: session.Record(rng, &s.Session), tool: tool}
 	pool := slices.Clone(vocabulary)
 	rng.Shuffle(len(pool), func(a, b int) { pool[a], pool[b] = pool[b], pool[a] })
 	take := func() string { d := pool[0]; pool = pool[1:]; return d }
@@ -162,13 +145,13 @@ func genSession(rng *rand.Rand, i int, tool string, start time.Time, missing boo
 	for cur := 0; cur < len(tasks); cur++ {
 		for range 1 + rng.IntN(3) {
 			ok := rng.IntN(5) != 0
-			st := Step{Tool: workTools[rng.IntN(len(workTools))], OK: ok, Args: []byte(`{"x":1}`)}
+			st := session.Step{Tool: workTools[rng.IntN(len(workTools))], OK: ok, Args: []byte(`{"x":1}`)}
 			if !ok {
 				st.Err = "exit status 1"
 				s.FailedCalls++
 			}
 			s.RealCalls++
-			g.step(st)
+			g.rec.Call(st)
 		}
 		if s.Replans < 3 && rng.IntN(10) < 3 {
 			var later []int // pending tasks after the current one
@@ -205,7 +188,7 @@ func genSession(rng *rand.Rand, i int, tool string, start time.Time, missing boo
 			break // the agent stops early
 		}
 	}
-	s.End = g.next()
+	g.rec.End()
 	return s
 }
 
@@ -215,15 +198,18 @@ func clone(ts []GenTask) []GenTask { return slices.Clone(ts) }
 func planArgs(tool string, tasks []GenTask, reason string) []byte {
 	var v any
 	switch tool {
-	case "TodoWrite":
+	case "TodoWrite", "write_todos": // write_todos: TodoWrite without activeForm
 		type todo struct {
 			Content    string `json:"content"`
 			Status     string `json:"status"`
-			ActiveForm string `json:"activeForm"`
+			ActiveForm string `json:"activeForm,omitempty"`
 		}
 		ts := make([]todo, len(tasks))
 		for i, t := range tasks {
-			ts[i] = todo{t.Desc, t.Status, "Working on: " + t.Desc}
+			ts[i] = todo{Content: t.Desc, Status: t.Status}
+			if tool == "TodoWrite" {
+				ts[i].ActiveForm = "Working on: " + t.Desc
+			}
 		}
 		v = map[string]any{"todos": ts}
 	case "update_plan":
@@ -240,16 +226,6 @@ func planArgs(tool string, tasks []GenTask, reason string) []byte {
 			m["explanation"] = reason
 		}
 		v = m
-	case "write_todos":
-		type todo struct {
-			Content string `json:"content"`
-			Status  string `json:"status"`
-		}
-		ts := make([]todo, len(tasks))
-		for i, t := range tasks {
-			ts[i] = todo{t.Desc, t.Status}
-		}
-		v = map[string]any{"todos": ts}
 	default:
 		panic("no dialect for " + tool)
 	}

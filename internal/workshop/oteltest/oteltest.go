@@ -1,6 +1,9 @@
-// Package oteltest renders generated sessions (adaptertest.Generate) as OTLP
-// traces of the GenAI semantic conventions, split over several exports in
-// a shuffled order, as tests of the OpenTelemetry adapter need them.
+// Package oteltest renders generated sessions (session.Session, as
+// adaptertest.Generate makes them) as OTLP traces of the GenAI semantic
+// conventions, split over several exports in a shuffled order, as tests of
+// the OpenTelemetry adapter need them. It is the session model's OTLP
+// renderer, in a package of its own so that the collector's pdata stays out
+// of the model's other users.
 package oteltest
 
 import (
@@ -12,19 +15,21 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/session"
 )
 
 // ServiceName is the resource service.name of the rendered spans.
 const ServiceName = "gen-service"
 
 // TraceID is the trace id of generated session s.
-func TraceID(s adaptertest.GenSession) pcommon.TraceID {
+func TraceID[S session.Source](s S) pcommon.TraceID { return traceID(s.Script()) }
+
+func traceID(s session.Session) pcommon.TraceID {
 	h := sha256.Sum256([]byte("trace/" + s.ID))
 	return pcommon.TraceID(h[:16])
 }
 
-func spanID(s adaptertest.GenSession, what string) pcommon.SpanID {
+func spanID(s session.Session, what string) pcommon.SpanID {
 	h := sha256.Sum256([]byte("span/" + s.ID + "/" + what))
 	return pcommon.SpanID(h[:8])
 }
@@ -37,10 +42,11 @@ type spanData func(ptrace.Span)
 // span per call), and the spans of all sessions are interleaved in a
 // shuffled order and cut into exports of 1 to 7 spans. Within a trace the
 // invoke_agent span comes last, as an SDK exports it (it ends last).
-func Exports(seed uint64, ss []adaptertest.GenSession) []ptrace.Traces {
+func Exports[S session.Source](seed uint64, ss []S) []ptrace.Traces {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	queues := make([][]spanData, len(ss))
-	for i, s := range ss {
+	for i, src := range ss {
+		s := src.Script()
 		children := sessionSpans(s)
 		rng.Shuffle(len(children), func(a, b int) { children[a], children[b] = children[b], children[a] })
 		queues[i] = append(children, rootSpan(s))
@@ -78,9 +84,9 @@ func Exports(seed uint64, ss []adaptertest.GenSession) []ptrace.Traces {
 
 func ts(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
 
-func rootSpan(s adaptertest.GenSession) spanData {
+func rootSpan(s session.Session) spanData {
 	return func(sp ptrace.Span) {
-		sp.SetTraceID(TraceID(s))
+		sp.SetTraceID(traceID(s))
 		sp.SetSpanID(spanID(s, "root"))
 		sp.SetName("invoke_agent " + s.Agent)
 		sp.SetKind(ptrace.SpanKindInternal)
@@ -104,12 +110,12 @@ func rootSpan(s adaptertest.GenSession) spanData {
 	}
 }
 
-func sessionSpans(s adaptertest.GenSession) []spanData {
+func sessionSpans(s session.Session) []spanData {
 	var out []spanData
 	parent := spanID(s, "root")
 	for _, st := range s.Steps {
 		out = append(out, func(sp ptrace.Span) {
-			sp.SetTraceID(TraceID(s))
+			sp.SetTraceID(traceID(s))
 			sp.SetSpanID(spanID(s, "chat/"+st.ID))
 			sp.SetParentSpanID(parent)
 			sp.SetName("chat " + s.Model)
@@ -119,7 +125,7 @@ func sessionSpans(s adaptertest.GenSession) []spanData {
 			sp.Attributes().PutStr("gen_ai.operation.name", "chat")
 			sp.Attributes().PutStr("gen_ai.request.model", s.Model)
 		}, func(sp ptrace.Span) {
-			sp.SetTraceID(TraceID(s))
+			sp.SetTraceID(traceID(s))
 			sp.SetSpanID(spanID(s, "tool/"+st.ID))
 			sp.SetParentSpanID(parent)
 			sp.SetName("execute_tool " + st.Tool)

@@ -1,4 +1,4 @@
-package adaptertest
+package session
 
 import (
 	"bytes"
@@ -6,13 +6,14 @@ import (
 	"time"
 )
 
-// ClaudeCodeHooks renders generated sessions (planning with TodoWrite) as
-// the JSON objects Claude Code hands its hooks, one per line. Even sessions
-// are wrapped in the envelope of the documented hook command ({"time",
-// "hook"}); odd ones are bare hook inputs without a time.
-func ClaudeCodeHooks(ss []GenSession) []byte {
+// ClaudeCodeHooks renders sessions as the JSON objects Claude Code hands
+// its hooks, one per line. Even sessions are wrapped in the envelope of the
+// documented hook command ({"time", "hook"}); odd ones are bare hook inputs
+// without a time.
+func ClaudeCodeHooks[S Source](ss []S) []byte {
 	var b bytes.Buffer
-	for i, s := range ss {
+	for i, src := range ss {
+		s := src.Script()
 		put := func(at time.Time, h map[string]any) {
 			h["session_id"] = s.ID
 			h["transcript_path"] = "/home/u/.claude/projects/-home-u-app/" + s.ID + ".jsonl"
