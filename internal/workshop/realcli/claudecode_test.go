@@ -100,7 +100,9 @@ func TestClaudeCode(t *testing.T) {
 	captureFiles(t, "claude-code", map[string]string{
 		"hooks.jsonl":      cc.HookLog,
 		"transcript.jsonl": transcript,
-		"tools.json":       writeTemp(t, "tools.json", taskTools(t, loaded.Tools)),
+		"tools.json": writeTemp(t, "tools.json", toolsNamed(t, reqs[1].Body, func(name string) bool {
+			return strings.HasPrefix(name, "Task") || name == "ToolSearch"
+		})),
 	})
 
 	t.Run("requests", func(t *testing.T) { checkClaudeRequests(t, sc, reqs) })
@@ -246,27 +248,6 @@ func statuses(p map[string]any) []string {
 	walk(p)
 	slices.Sort(out)
 	return out
-}
-
-// taskTools is the captured tools.json: the plan tools as the CLI offered
-// them, with ToolSearch, which loads them.
-func taskTools(t *testing.T, tools []toolSchema) []byte {
-	t.Helper()
-	var raw []json.RawMessage
-	for _, tl := range tools {
-		if strings.HasPrefix(tl.Name, "Task") || tl.Name == "ToolSearch" {
-			b, err := json.Marshal(tl)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw = append(raw, b)
-		}
-	}
-	b, err := json.MarshalIndent(raw, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(b, '\n')
 }
 
 // checkClaudeHooks: the hook log holds a pre and a post hook of every

@@ -52,6 +52,36 @@ func captureFiles(t *testing.T, cli string, files map[string]string) {
 	t.Logf("captured %d files into %s", len(files), dir)
 }
 
+// toolsNamed returns the tools of an API request body (Anthropic's or
+// OpenAI's "tools"), whole as the CLI sent them, whose names keep accepts,
+// as indented JSON: a captured tools.json.
+func toolsNamed(t *testing.T, body []byte, keep func(string) bool) []byte {
+	t.Helper()
+	var req struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	kept := []json.RawMessage{}
+	for _, raw := range req.Tools {
+		var tl struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &tl); err != nil {
+			t.Fatal(err)
+		}
+		if keep(tl.Name) {
+			kept = append(kept, raw)
+		}
+	}
+	b, err := json.MarshalIndent(kept, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
 // writeTemp writes b to a file of the test's and returns its path.
 func writeTemp(t *testing.T, name string, b []byte) string {
 	t.Helper()
