@@ -21,8 +21,8 @@ var ClaudeCodeHookEvents = []string{
 }
 
 // ClaudeCode is Claude Code set up to run headless (-p) in its own
-// temporary home against the harness's fake server, with the hook of
-// docs/claude-code.md registered for every event. Its prompts make one
+// temporary home against the harness's fake server, with a hook that logs
+// in docs/claude-code.md's envelope registered for every event. Its prompts make one
 // session: the first starts it with SessionID, the next ones resume it.
 type ClaudeCode struct {
 	h   *Harness

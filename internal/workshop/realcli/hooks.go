@@ -10,10 +10,15 @@ import (
 
 // hookScript appends its hook input, in docs/claude-code.md's time
 // envelope ({"time": ..., "hook": input}), as one line to the file named
-// by its first argument. One printf is one write, so hooks running in
-// parallel do not interleave their lines.
+// by its first argument. It holds a lock on the file while it writes:
+// dash's printf writes a line longer than about 8 kB in several pieces,
+// which the hooks of parallel calls would interleave.
 const hookScript = `#!/bin/sh
-printf '{"time":"%s","hook":%s}\n' "$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)" "$(cat)" >> "$1"
+input=$(cat)
+now=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+exec 9>>"$1"
+flock 9
+printf '{"time":"%s","hook":%s}\n' "$now" "$input" >&9
 `
 
 // toolEvents are the hook events that take a tool matcher.
