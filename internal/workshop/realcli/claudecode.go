@@ -44,14 +44,9 @@ type ClaudeCode struct {
 // own under the harness's directory.
 func (h *Harness) ClaudeCode(tb testing.TB) *ClaudeCode {
 	tb.Helper()
-	bin, err := Binary(context.Background(), ClaudeCodePackage, "claude")
-	if err != nil {
-		tb.Fatalf("realcli: %v", err)
-	}
 	root := filepath.Join(h.Dir, "claude-code")
 	c := &ClaudeCode{
 		h:         h,
-		Bin:       bin,
 		Home:      filepath.Join(root, "home"),
 		Workspace: filepath.Join(root, "workspace"),
 		SessionID: uuid.NewString(),
@@ -67,6 +62,12 @@ func (h *Harness) ClaudeCode(tb testing.TB) *ClaudeCode {
 	}
 	if err := writeJSON(filepath.Join(c.ConfigDir, "settings.json"), map[string]any{"hooks": hooks}); err != nil {
 		tb.Fatalf("realcli: %v", err)
+	}
+	// --version asks no model: the server's URL is not known yet, nor
+	// needed.
+	c.Bin, err = h.binary(context.Background(), ClaudeCodePackage, "claude", c.Workspace, c.env("http://127.0.0.1:9"))
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return c
 }

@@ -75,12 +75,8 @@ type Codex struct {
 // the harness's directory.
 func (h *Harness) Codex(tb testing.TB) *Codex {
 	tb.Helper()
-	bin, err := Binary(context.Background(), CodexPackage, "codex")
-	if err != nil {
-		tb.Fatalf("realcli: %v", err)
-	}
 	root := filepath.Join(h.Dir, "codex")
-	c := &Codex{h: h, Bin: bin, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "workspace")}
+	c := &Codex{h: h, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "workspace")}
 	c.CodexHome = filepath.Join(c.Home, ".codex")
 	c.HookLog = filepath.Join(c.CodexHome, "evosignal-hooks.jsonl")
 	if err := mkdirs(c.CodexHome, c.Workspace, filepath.Join(c.Home, "tmp")); err != nil {
@@ -92,6 +88,10 @@ func (h *Harness) Codex(tb testing.TB) *Codex {
 	}
 	if err := writeJSON(filepath.Join(c.CodexHome, "hooks.json"), map[string]any{"hooks": hooks}); err != nil {
 		tb.Fatalf("realcli: %v", err)
+	}
+	c.Bin, err = h.binary(context.Background(), CodexPackage, "codex", c.Workspace, c.env())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return c
 }
@@ -118,8 +118,7 @@ func (c *Codex) Prompt(ctx context.Context, prompt string) (Output, error) {
 	if err := os.WriteFile(filepath.Join(c.CodexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		return Output{}, fmt.Errorf("write Codex's config: %w", err)
 	}
-	env := append(baseEnv(c.Home), "CODEX_HOME="+c.CodexHome)
-	out, err := c.h.run(ctx, c.Workspace, env, c.Bin, args...)
+	out, err := c.h.run(ctx, c.Workspace, c.env(), c.Bin, args...)
 	if err != nil {
 		return out, err
 	}
@@ -132,6 +131,9 @@ func (c *Codex) Prompt(ctx context.Context, prompt string) (Output, error) {
 	}
 	return out, nil
 }
+
+// env is Codex's environment: its own home and CODEX_HOME.
+func (c *Codex) env() []string { return append(baseEnv(c.Home), "CODEX_HOME="+c.CodexHome) }
 
 // threadID reads the thread.started event of codex exec --json.
 func threadID(stdout []byte) (string, error) {

@@ -5,8 +5,8 @@
 // client is the fixture.
 //
 // The CLIs are pinned in npm/package.json (the one place their versions
-// are written) and installed by scripts/setup with npm ci; Binary refuses
-// a CLI whose --version is not the pinned one. Every run happens in a
+// are written) and installed by scripts/setup with npm ci; the harness
+// refuses a CLI whose --version is not the pinned one. Every run happens in a
 // network namespace with nothing but loopback (Namespace), so a switch
 // missed and a call out fails at once instead of reaching out; the
 // configuration each CLI gets (ClaudeCode, Codex) turns its outbound
@@ -69,10 +69,10 @@ func Pins() (map[string]string, error) {
 	return pkg.Dependencies, nil
 }
 
-// Binary returns the path of the installed command name (claude, codex)
-// of package pkg, after checking that its --version reports the pinned
-// version.
-func Binary(ctx context.Context, pkg, name string) (string, error) {
+// binary returns the path of the installed command name (claude, codex)
+// of package pkg, after checking, in the namespace, with env and in dir,
+// that its --version reports the pinned version.
+func (h *Harness) binary(ctx context.Context, pkg, name, dir string, env []string) (string, error) {
 	pins, err := Pins()
 	if err != nil {
 		return "", err
@@ -81,19 +81,22 @@ func Binary(ctx context.Context, pkg, name string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("realcli: %s is not pinned in npm/package.json", pkg)
 	}
-	dir, err := npmDir()
+	npm, err := npmDir()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "node_modules", ".bin", name)
+	bin := filepath.Join(npm, "node_modules", ".bin", name)
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("realcli: %s is not installed (scripts/setup installs the pinned CLIs): %w", pkg, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	out, err := h.run(ctx, dir, env, bin, "--version")
 	if err != nil {
-		return "", fmt.Errorf("run %s --version (scripts/setup installs the pinned CLIs): %w\n%s", bin, err, out)
+		return "", fmt.Errorf("realcli: %v (scripts/setup installs the pinned CLIs)", err)
 	}
-	if !strings.Contains(string(out), want) {
-		return "", fmt.Errorf("%s --version says %q, but %s is pinned at %s: run scripts/setup", bin, strings.TrimSpace(string(out)), pkg, want)
+	if !strings.Contains(string(out.Stdout), want) {
+		return "", fmt.Errorf("realcli: %s --version says %q, but %s is pinned at %s: run scripts/setup", bin, strings.TrimSpace(string(out.Stdout)), pkg, want)
 	}
 	return bin, nil
 }
