@@ -108,6 +108,9 @@ func anthropicContent(n int, step *Step) ([]map[string]any, error) {
 		blocks = append(blocks, map[string]any{"type": "text", "text": step.Text})
 	}
 	for i, c := range step.Calls {
+		if c.Custom {
+			return nil, fmt.Errorf("step %d: call %s is custom, which the Messages API has not", n, c.Name)
+		}
 		in, err := inputJSON(c)
 		if err != nil {
 			return nil, err

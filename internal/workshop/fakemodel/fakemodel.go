@@ -32,6 +32,10 @@ type Call struct {
 	ID    string
 	Name  string
 	Input any
+	// Custom sends the call as a Responses API custom (freeform) tool
+	// call, whose input is Input as it is, a string (Codex's code-mode
+	// exec tool takes JavaScript). The Messages API has no such call.
+	Custom bool
 }
 
 // Step is one model turn: the answer to one scripted request. Text, when

@@ -21,7 +21,8 @@ func openAIError(w http.ResponseWriter, status int, kind, msg string) {
 }
 
 // responses answers POST /v1/responses with the script's next step:
-// a message item for its text, a function_call item per call.
+// a message item for its text, a function_call item per call (a
+// custom_tool_call item per custom one).
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r)
 	if err != nil {
@@ -99,6 +100,11 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 			event("response.output_text.done", map[string]any{"item_id": item["id"], "output_index": n, "content_index": 0, "text": step.Text})
 			done := map[string]any{"type": "output_text", "text": step.Text, "annotations": []any{}}
 			event("response.content_part.done", map[string]any{"item_id": item["id"], "output_index": n, "content_index": 0, "part": done})
+		case "custom_tool_call":
+			added := map[string]any{"type": "custom_tool_call", "id": item["id"], "call_id": item["call_id"], "name": item["name"], "input": "", "status": "in_progress"}
+			event("response.output_item.added", map[string]any{"output_index": n, "item": added})
+			event("response.custom_tool_call_input.delta", map[string]any{"item_id": item["id"], "output_index": n, "delta": item["input"]})
+			event("response.custom_tool_call_input.done", map[string]any{"item_id": item["id"], "output_index": n, "input": item["input"]})
 		case "function_call":
 			added := map[string]any{"type": "function_call", "id": item["id"], "call_id": item["call_id"], "name": item["name"], "arguments": "", "status": "in_progress"}
 			event("response.output_item.added", map[string]any{"output_index": n, "item": added})
@@ -125,6 +131,17 @@ func responseItems(r, n int, step *Step) ([]map[string]any, error) {
 		})
 	}
 	for i, c := range step.Calls {
+		if c.Custom {
+			in, ok := c.Input.(string)
+			if !ok {
+				return nil, fmt.Errorf("step %d: custom call %s has input %T, want a string", n, c.Name, c.Input)
+			}
+			items = append(items, map[string]any{
+				"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%03d_%d", r, i), "call_id": callID("call", n, i, c),
+				"name": c.Name, "input": in, "status": "completed",
+			})
+			continue
+		}
 		args, err := inputJSON(c)
 		if err != nil {
 			return nil, err

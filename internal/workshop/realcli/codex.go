@@ -69,6 +69,9 @@ type Codex struct {
 	HookLog string
 	// ThreadID is the session's id, known after the first prompt.
 	ThreadID string
+	// Model is the model config.toml names: CodexModel unless changed
+	// before a prompt.
+	Model string
 }
 
 // Codex sets up the installed, pinned Codex CLI in a home of its own under
@@ -76,7 +79,7 @@ type Codex struct {
 func (h *Harness) Codex(tb testing.TB) *Codex {
 	tb.Helper()
 	root := filepath.Join(h.Dir, "codex")
-	c := &Codex{h: h, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "workspace")}
+	c := &Codex{h: h, Home: filepath.Join(root, "home"), Workspace: filepath.Join(root, "workspace"), Model: CodexModel}
 	c.CodexHome = filepath.Join(c.Home, ".codex")
 	c.HookLog = filepath.Join(c.CodexHome, "evosignal-hooks.jsonl")
 	if err := mkdirs(c.CodexHome, c.Workspace, filepath.Join(c.Home, "tmp")); err != nil {
@@ -114,7 +117,7 @@ func (c *Codex) Prompt(ctx context.Context, prompt string) (Output, error) {
 		return Output{}, err
 	}
 	// config.toml names the server, so it is written once there is one.
-	config := fmt.Sprintf(codexConfig, CodexModel, url+"/v1")
+	config := fmt.Sprintf(codexConfig, c.Model, url+"/v1")
 	if err := os.WriteFile(filepath.Join(c.CodexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		return Output{}, fmt.Errorf("write Codex's config: %w", err)
 	}

@@ -44,13 +44,43 @@ var exitCode = regexp.MustCompile(`Process exited with code (\d+)`)
 // its resumption, and checks what the script makes certain in the
 // requests it sent, the workspace, its rollouts and its hook log.
 func TestCodex(t *testing.T) {
+	sc := realcli.CodexScenario()
+	run := runCodex(t, sc, realcli.CodexModel)
+	var first responsesRequest
+	if err := run.reqs[0].JSON(&first); err != nil {
+		t.Fatal(err)
+	}
+	run.files["tools.json"] = writeTemp(t, "tools.json", toolsNamed(t, run.reqs[0].Body, func(name string) bool {
+		return name == "update_plan" || name == "exec_command"
+	}))
+	captureFiles(t, "codex", run.files)
+
+	t.Run("requests", func(t *testing.T) { checkCodexRequests(t, sc, run.reqs) })
+	t.Run("tools", func(t *testing.T) { checkCodexTools(t, first.Tools) })
+	t.Run("workspace", func(t *testing.T) { checkCodexWorkspace(t, run.cx) })
+	t.Run("rollout", func(t *testing.T) { checkRollouts(t, sc, run.cx, run.rollouts) })
+	t.Run("hooks", func(t *testing.T) { checkCodexHooks(t, sc, run.cx) })
+}
+
+// codexRun is one scenario's run of Codex: the CLI, the scripted requests
+// it made, its rollouts, and the files a capture copies.
+type codexRun struct {
+	cx       *realcli.Codex
+	reqs     []fakemodel.Request
+	rollouts []string
+	files    map[string]string
+}
+
+// runCodex gives Codex, configured with model, the scenario's prompts and
+// checks that each took its steps from the server.
+func runCodex(t *testing.T, sc realcli.Scenario, model string) codexRun {
+	t.Helper()
 	ctx := testContext(t)
 	h := realcli.Start(t)
 	cx := h.Codex(t)
-	sc := realcli.CodexScenario()
+	cx.Model = model
 	srv := h.Serve(t, fakemodel.Config{Script: sc.Steps})
-
-	captured := map[string]string{}
+	files := map[string]string{}
 	for i, prompt := range sc.Prompts {
 		out, err := cx.Prompt(ctx, prompt)
 		if err != nil {
@@ -64,7 +94,7 @@ func TestCodex(t *testing.T) {
 		if got := srv.Answered(); got != end {
 			t.Fatalf("after prompt %d the server answered %d steps, want %d", i+1, got, end)
 		}
-		captured[fmt.Sprintf("exec-%d.jsonl", i+1)] = writeTemp(t, "exec.jsonl", out.Stdout)
+		files[fmt.Sprintf("exec-%d.jsonl", i+1)] = writeTemp(t, "exec.jsonl", out.Stdout)
 	}
 	if err := srv.Err(); err != nil {
 		t.Fatalf("fake model server: %v", err)
@@ -73,32 +103,21 @@ func TestCodex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.Scripted()
-	var first responsesRequest
-	if err := reqs[0].JSON(&first); err != nil {
-		t.Fatal(err)
-	}
-	captured["hooks.jsonl"] = cx.HookLog
-	captured["tools.json"] = writeTemp(t, "tools.json", toolsNamed(t, reqs[0].Body, func(name string) bool {
-		return name == "update_plan" || name == "exec_command"
-	}))
+	files["hooks.jsonl"] = cx.HookLog
 	for i, r := range rollouts {
-		captured[fmt.Sprintf("rollout-%d.jsonl", i+1)] = r
+		files[fmt.Sprintf("rollout-%d.jsonl", i+1)] = r
 	}
-	captureFiles(t, "codex", captured)
+	return codexRun{cx: cx, reqs: srv.Scripted(), rollouts: rollouts, files: files}
+}
 
-	t.Run("requests", func(t *testing.T) { checkCodexRequests(t, sc, reqs) })
-	t.Run("tools", func(t *testing.T) { checkCodexTools(t, first.Tools) })
-	t.Run("workspace", func(t *testing.T) {
-		for name, want := range map[string]string{"notes.txt": "hello\nbye\n", "config.txt": "mode=default\n"} {
-			got, err := os.ReadFile(filepath.Join(cx.Workspace, name))
-			if err != nil || string(got) != want {
-				t.Errorf("%s = %q (%v), want %q: the script's commands did not run", name, got, err, want)
-			}
+// checkCodexWorkspace: the scenario's commands ran in the workspace.
+func checkCodexWorkspace(t *testing.T, cx *realcli.Codex) {
+	for name, want := range map[string]string{"notes.txt": "hello\nbye\n", "config.txt": "mode=default\n"} {
+		got, err := os.ReadFile(filepath.Join(cx.Workspace, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s = %q (%v), want %q: the script's commands did not run", name, got, err, want)
 		}
-	})
-	t.Run("rollout", func(t *testing.T) { checkRollouts(t, sc, cx, rollouts) })
-	t.Run("hooks", func(t *testing.T) { checkCodexHooks(t, sc, cx) })
+	}
 }
 
 // checkCodexRequests: Codex asked for the script's steps in order, each
@@ -114,7 +133,7 @@ func checkCodexRequests(t *testing.T, sc realcli.Scenario, reqs []fakemodel.Requ
 		if err := r.JSON(&req); err != nil {
 			t.Fatal(err)
 		}
-		if !req.Stream || req.Model != realcli.CodexModel {
+		if !req.Stream {
 			t.Errorf("request %d: stream %v, model %q", n, req.Stream, req.Model)
 		}
 		if slices.Contains(sc.FirstStep, n) {

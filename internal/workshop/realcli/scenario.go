@@ -1,8 +1,10 @@
 package realcli
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/evosignal/evosignal/internal/workshop/fakemodel"
 )
@@ -211,6 +213,52 @@ func CodexScenario() Scenario {
 
 	b.sc.Truth = Truth{Requests: 2, Plans: 2, Replans: 1, RealCalls: 6, FailedCalls: 1, Completions: 5}
 	return b.sc
+}
+
+// CodexCodeModeModel is a model Codex 0.171.0 knows (its default) and runs
+// in code mode: instead of function tools it offers one custom tool,
+// exec, whose input is JavaScript that calls the tools
+// (tools.update_plan, tools.exec_command, ...).
+const CodexCodeModeModel = "gpt-6.2-sol"
+
+// CodexCodeModeScenario is CodexScenario as a model in code mode does it:
+// the calls of each step are one exec call, JavaScript that makes them in
+// order and returns their results. Calls lists, per step, the exec call
+// (Control) and then the calls it makes, with no ID: Codex names those
+// itself (exec-<uuid>). The truth is CodexScenario's.
+func CodexCodeModeScenario() Scenario {
+	fc := CodexScenario()
+	sc := Scenario{Prompts: fc.Prompts, FirstStep: fc.FirstStep, Truth: fc.Truth}
+	for n, step := range fc.Steps {
+		if len(step.Calls) == 0 {
+			sc.Steps = append(sc.Steps, step)
+			continue
+		}
+		var js strings.Builder
+		for _, c := range step.Calls {
+			in, err := json.Marshal(c.Input)
+			if err != nil {
+				panic(fmt.Sprintf("realcli: encode the input of %s: %v", c.Name, err)) // the inputs are this file's literals
+			}
+			fmt.Fprintf(&js, "text(await tools.%s(%s));\n", c.Name, in)
+		}
+		id := fmt.Sprintf("call_fake_%02d_exec", n)
+		sc.Steps = append(sc.Steps, fakemodel.Step{Text: step.Text, Calls: []fakemodel.Call{{ID: id, Name: "exec", Input: js.String(), Custom: true}}})
+		prompt := fc.Calls[0].Prompt
+		for _, c := range fc.Calls {
+			if c.Step == n {
+				prompt = c.Prompt
+			}
+		}
+		sc.Calls = append(sc.Calls, CallTruth{Step: n, Prompt: prompt, ID: id, Name: "exec", Kind: Control})
+		for _, c := range fc.Calls {
+			if c.Step == n {
+				c.ID = ""
+				sc.Calls = append(sc.Calls, c)
+			}
+		}
+	}
+	return sc
 }
 
 // CallsOf returns the calls of the scenario of kind k.
