@@ -186,3 +186,26 @@ func TestScriptExhausted(t *testing.T) {
 		t.Errorf("Err() = %v, want ErrScriptExhausted", err)
 	}
 }
+
+func TestCustomCall(t *testing.T) {
+	custom := []fakemodel.Step{{Calls: []fakemodel.Call{{Name: "exec", Custom: true, Input: "text(1);"}}}}
+	srv := start(t, fakemodel.Config{Script: custom})
+	resp := post(t, srv.URL()+"/v1/responses", `{"stream":true}`)
+	var item map[string]any
+	for _, e := range readEvents(t, resp.Body) {
+		if e.name == "response.output_item.done" {
+			item = e.data["item"].(map[string]any)
+		}
+	}
+	if item["type"] != "custom_tool_call" || item["name"] != "exec" || item["input"] != "text(1);" || item["call_id"] != "call_fake_00_0" {
+		t.Errorf("custom call item = %v", item)
+	}
+
+	refused := start(t, fakemodel.Config{Script: custom})
+	if resp := post(t, refused.URL()+"/v1/messages", `{"stream":true}`); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("a custom call over the Messages API: status %d, want 500", resp.StatusCode)
+	}
+	if refused.Err() == nil {
+		t.Error("a custom call over the Messages API: no error reported")
+	}
+}

@@ -18,11 +18,10 @@ var CodexHookEvents = []string{
 	"PreCompact", "PostCompact", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "SessionEnd",
 }
 
-// CodexModel is the model Codex is configured with. Codex has no metadata
-// for it, so it falls back to plain function tools (exec_command,
-// update_plan, ...); a model it knows may switch it to other tools (the
-// gpt-6.x family of 0.171 to code mode, where every call goes through one
-// JavaScript "exec" tool).
+// CodexModel is the model Codex is configured with by default. Codex has
+// no metadata for it, so it falls back to plain function tools
+// (exec_command, update_plan, ...); a model it knows may switch it to
+// other tools (CodexCodeModeModel to code mode).
 const CodexModel = "fake-model"
 
 // codexConfig is $CODEX_HOME/config.toml: the fake server as a Responses

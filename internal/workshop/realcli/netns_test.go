@@ -21,8 +21,10 @@ func TestNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	done := make(chan struct{})
+	defer func() { l.Close(); <-done }()
 	go func() {
+		defer close(done)
 		for {
 			c, err := l.Accept()
 			if err != nil {
