@@ -1,0 +1,138 @@
+package realcli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// ClaudeCodeHookEvents are the hook events the harness registers for
+// Claude Code: the seven docs/claude-code.md registers, and every other
+// one a headless run of 2.1.x can fire (the bridge ignores, and counts,
+// those it does not read), so the captured logs show them all.
+var ClaudeCodeHookEvents = []string{
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd",
+	"PostToolBatch", "StopFailure", "Notification", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
+	"TaskCreated", "TaskCompleted", "PermissionRequest", "PermissionDenied", "UserPromptExpansion", "InstructionsLoaded",
+}
+
+// ClaudeCode is Claude Code set up to run headless (-p) in its own
+// temporary home against the harness's fake server, with a hook that logs
+// in docs/claude-code.md's envelope registered for every event. Its prompts make one
+// session: the first starts it with SessionID, the next ones resume it.
+type ClaudeCode struct {
+	h   *Harness
+	Bin string
+	// Home is the CLI's HOME; ConfigDir (CLAUDE_CONFIG_DIR) is its
+	// .claude, where settings.json, the transcripts (projects/) and the
+	// task lists (tasks/) are.
+	Home, ConfigDir string
+	// Workspace is the directory it runs in, its project.
+	Workspace string
+	// HookLog is the file the hook appends every hook input to.
+	HookLog string
+	// SessionID is the session's id, chosen before the first prompt.
+	SessionID string
+	prompts   int
+}
+
+// ClaudeCode sets up the installed, pinned Claude Code in a home of its
+// own under the harness's directory.
+func (h *Harness) ClaudeCode(tb testing.TB) *ClaudeCode {
+	tb.Helper()
+	root := filepath.Join(h.Dir, "claude-code")
+	c := &ClaudeCode{
+		h:         h,
+		Home:      filepath.Join(root, "home"),
+		Workspace: filepath.Join(root, "workspace"),
+		SessionID: uuid.NewString(),
+	}
+	c.ConfigDir = filepath.Join(c.Home, ".claude")
+	c.HookLog = filepath.Join(c.ConfigDir, "evosignal-hooks.jsonl")
+	if err := mkdirs(c.ConfigDir, c.Workspace, filepath.Join(c.Home, "tmp")); err != nil {
+		tb.Fatalf("realcli: set up Claude Code's home: %v", err)
+	}
+	hooks, err := writeHooks(c.ConfigDir, c.HookLog, ClaudeCodeHookEvents)
+	if err != nil {
+		tb.Fatalf("realcli: %v", err)
+	}
+	if err := writeJSON(filepath.Join(c.ConfigDir, "settings.json"), map[string]any{"hooks": hooks}); err != nil {
+		tb.Fatalf("realcli: %v", err)
+	}
+	// --version asks no model: the server's URL is not known yet, nor
+	// needed.
+	c.Bin, err = h.binary(context.Background(), ClaudeCodePackage, "claude", c.Workspace, c.env("http://127.0.0.1:9"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// env is Claude Code's environment: the fake server as its API, a key it
+// never checks, no nonessential traffic (telemetry, updates, error
+// reports), root allowed to skip permissions (IS_SANDBOX), and the task
+// tools (TaskCreate, TaskUpdate, ...) on.
+func (c *ClaudeCode) env(url string) []string {
+	return append(baseEnv(c.Home),
+		"CLAUDE_CONFIG_DIR="+c.ConfigDir,
+		"ANTHROPIC_BASE_URL="+url,
+		"ANTHROPIC_API_KEY=sk-ant-fakemodel",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"IS_SANDBOX=1",
+		"CLAUDE_CODE_ENABLE_TODO_TOOLS=1",
+	)
+}
+
+// ClaudeResult is what -p --output-format json prints at the end of a run.
+type ClaudeResult struct {
+	Type       string `json:"type"`
+	Subtype    string `json:"subtype"`
+	IsError    bool   `json:"is_error"`
+	SessionID  string `json:"session_id"`
+	NumTurns   int    `json:"num_turns"`
+	Result     string `json:"result"`
+	StopReason string `json:"stop_reason"`
+}
+
+// Prompt runs one prompt headless: the first starts the session, the
+// next ones resume it (--resume).
+func (c *ClaudeCode) Prompt(ctx context.Context, prompt string) (ClaudeResult, Output, error) {
+	args := []string{"-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"}
+	if c.prompts == 0 {
+		args = append(args, "--session-id", c.SessionID)
+	} else {
+		args = append(args, "--resume", c.SessionID)
+	}
+	url, err := c.h.url()
+	if err != nil {
+		return ClaudeResult{}, Output{}, err
+	}
+	c.prompts++
+	out, err := c.h.run(ctx, c.Workspace, c.env(url), c.Bin, args...)
+	if err != nil {
+		return ClaudeResult{}, out, err
+	}
+	var res ClaudeResult
+	if err := json.Unmarshal(out.Stdout, &res); err != nil {
+		return res, out, fmt.Errorf("decode claude's result: %w\n%s", err, out.Stdout)
+	}
+	return res, out, nil
+}
+
+// Transcript is the path of the session's transcript,
+// ConfigDir/projects/<project>/<SessionID>.jsonl, once a prompt has run.
+func (c *ClaudeCode) Transcript() (string, error) {
+	paths, err := filepath.Glob(filepath.Join(c.ConfigDir, "projects", "*", c.SessionID+".jsonl"))
+	if err != nil {
+		return "", err
+	}
+	if len(paths) != 1 {
+		return "", fmt.Errorf("realcli: %d transcripts of session %s under %s, want 1", len(paths), c.SessionID, filepath.Join(c.ConfigDir, "projects"))
+	}
+	return paths[0], nil
+}
