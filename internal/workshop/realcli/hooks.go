@@ -3,23 +3,39 @@ package realcli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
-// hookScript appends its hook input, in docs/claude-code.md's time
-// envelope ({"time": ..., "hook": input}), as one line to the file named
-// by its first argument. It holds a lock on the file while it writes:
-// dash's printf writes a line longer than about 8 kB in several pieces,
-// which the hooks of parallel calls would interleave.
-const hookScript = `#!/bin/sh
-input=$(cat)
-now=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
-exec 9>>"$1"
-flock 9
-printf '{"time":"%s","hook":%s}\n' "$now" "$input" >&9
-`
+// hookScript returns the hook script of docs/claude-code.md, which the
+// tests run as users do: it appends its hook input, in the time envelope
+// ({"time": ..., "hook": input}), as one line to the file named by its first
+// argument, holding a lock while it writes.
+func hookScript() ([]byte, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return nil, errors.New("realcli: cannot locate the source file")
+	}
+	doc := filepath.Join(filepath.Dir(file), "..", "..", "..", "docs", "claude-code.md")
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		return nil, fmt.Errorf("read the documented hook: %w", err)
+	}
+	const start, end = "```sh\n#!/bin/sh\n", "```\n"
+	i := bytes.Index(b, []byte(start))
+	if i < 0 {
+		return nil, fmt.Errorf("%s has no sh block starting #!/bin/sh", doc)
+	}
+	script := b[i+len("```sh\n"):]
+	j := bytes.Index(script, []byte(end))
+	if j < 0 {
+		return nil, fmt.Errorf("%s: the hook's sh block does not end", doc)
+	}
+	return script[:j], nil
+}
 
 // toolEvents are the hook events that take a tool matcher.
 var toolEvents = map[string]bool{
@@ -32,7 +48,11 @@ var toolEvents = map[string]bool{
 // settings.json "hooks" shape, which Codex's hooks.json shares.
 func writeHooks(dir, log string, events []string) (map[string]any, error) {
 	script := filepath.Join(dir, "evosignal-hook.sh")
-	if err := os.WriteFile(script, []byte(hookScript), 0o755); err != nil {
+	body, err := hookScript()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(script, body, 0o755); err != nil {
 		return nil, fmt.Errorf("write the hook script: %w", err)
 	}
 	command := script + " " + log
