@@ -3,6 +3,7 @@ package realcli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,25 +19,35 @@ func TestHookScriptLines(t *testing.T) {
 	if _, err := writeHooks(dir, log, []string{"PostToolUse"}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 32
+	// All started before any gets its input, so that they write at once.
+	const n = 64
+	cmds := make([]*exec.Cmd, n)
+	stdins := make([]io.WriteCloser, n)
+	for i := range n {
+		cmds[i] = exec.Command(filepath.Join(dir, "evosignal-hook.sh"), log)
+		w, err := cmds[i].StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdins[i] = w
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			input := fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat(fmt.Sprint(i), 50_000))
-			cmd := exec.Command(filepath.Join(dir, "evosignal-hook.sh"), log)
-			cmd.Stdin = strings.NewReader(input)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				errs <- fmt.Errorf("hook %d: %v: %s", i, err, out)
-			}
+			fmt.Fprintf(stdins[i], `{"n":%d,"pad":%q}`, i, strings.Repeat(fmt.Sprint(i%10), 200_000))
+			stdins[i].Close()
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("hook %d: %v", i, err)
+		}
 	}
 	recs, err := ReadJSONLines[HookRecord](log)
 	if err != nil {
