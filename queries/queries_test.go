@@ -148,14 +148,15 @@ func TestIncludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"analyze/mappings_task_types.sql"}; !slices.Equal(got, want) {
+	if want := []string{"analyze/mappings_task_types.sql", "include/by_dimensions.sql"}; !slices.Equal(got, want) {
 		t.Errorf("Includes(analyze/hints.sql) = %q, want %q", got, want)
 	}
 	frags, err := queries.Fragments()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/classify_case.sql": true, "include/inferred_rule.sql": true}
+	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/by_dimensions.sql": true, "include/classify_case.sql": true,
+		"include/inferred_rule.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}
