@@ -18,6 +18,9 @@
 //     events table. They are the reference: the ingester writes the same
 //     rows from the events it decoded (internal/store/typed.go), and a test
 //     holds the two equal.
+//   - export/table.sql.tmpl is the export query of every table an export
+//     writes: a Go text/template, which internal/export fills with each
+//     table's name and parts from its list of tables (tables.go).
 //   - include/*.sql and analyze/mappings_task_types.sql are fragments, not
 //     statements: a file that needs one has a line "-- @include PATH" (PATH
 //     from this directory) in its place, and Expand puts the fragment there.
@@ -37,7 +40,7 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql include/*.sql
+//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql export/*.tmpl include/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.
