@@ -100,12 +100,7 @@ func TestViewsAreAllOrdered(t *testing.T) {
 // early would still bind, to an old definition.)
 func TestViewsCreateInOrder(t *testing.T) {
 	ctx := t.Context()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "v.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	tx, err := s.DB().BeginTx(ctx, nil)
+	tx, err := freshDB(t).BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +166,7 @@ func TestIncludes(t *testing.T) {
 // through the files that include them.
 func TestEveryFilePrepares(t *testing.T) {
 	ctx := t.Context()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "q.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.DB().Conn(ctx)
+	c, err := freshDB(t).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +221,18 @@ func TestEveryFilePrepares(t *testing.T) {
 	if checked < 50 {
 		t.Errorf("checked %d files, want every statement (more than 50)", checked)
 	}
+}
+
+// freshDB is a new database opened by the store (every migration and view
+// applied), closed when the test ends.
+func freshDB(tb testing.TB) *sql.DB {
+	tb.Helper()
+	s, err := store.Open(tb.Context(), filepath.Join(tb.TempDir(), "q.duckdb"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s.DB()
 }
 
 // prepare prepares q on c and returns the names of its named parameters;
