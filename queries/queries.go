@@ -9,7 +9,8 @@
 //     migrator's own statements.
 //   - views/*.sql define the views (analysis facts, session signals): each
 //     a CREATE OR REPLACE VIEW, all applied on every writable open, after
-//     the migrations and in the order of Views, so a fix to a definition
+//     the migrations and in the order of Views (each after the views it
+//     names, found in its text: no list to keep), so a fix to a definition
 //     reaches every database. Some migrations created views too (0001-0003,
 //     before views/ existed): views/ holds their current definitions.
 //   - derive/*.sql fill the typed tables from the rows of batch_events, a view
@@ -17,6 +18,9 @@
 //     events table. They are the reference: the ingester writes the same
 //     rows from the events it decoded (internal/store/typed.go), and a test
 //     holds the two equal.
+//   - export/table.sql.tmpl is the export query of every table an export
+//     writes: a Go text/template, which internal/export fills with each
+//     table's name and parts from its list of tables (tables.go).
 //   - include/*.sql and analyze/mappings_task_types.sql are fragments, not
 //     statements: a file that needs one has a line "-- @include PATH" (PATH
 //     from this directory) in its place, and Expand puts the fragment there.
@@ -36,7 +40,7 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql include/*.sql
+//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql export/*.tmpl include/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.
@@ -85,44 +89,144 @@ func Migrations() ([]Migration, error) {
 	return out, nil
 }
 
-// viewOrder is the order in which the views are (re)created: a view comes
-// after the views it reads. Every file of views/ is listed once (Views
-// checks it).
-var viewOrder = []string{
-	"sessions",
-	"tool_call_tasks",
-	"session_facts_pending", // reads facts_pending and the typed tables
-	"task_facts_pending",    // reads session_facts_pending
-	"session_facts",         // session_facts_stored + session_facts_pending
-	"task_facts",            // task_facts_stored + task_facts_pending
-	"planned_sessions",      // reads plans and replans
-	"inferred_redecisions",  // reads tool_calls and planned_sessions
-	"session_signals",       // reads session_facts
-}
-
-// Views returns the view definitions of views/ in the order they are to be
-// created. A file missing from the order, or an order entry without a file,
-// is an error.
+// Views returns the view definitions of views/ (includes expanded) in the
+// order they are to be created: each after the views it reads (viewReads),
+// views that do not depend on each other by name. A cycle is an error.
 func Views() ([]Named, error) {
 	all, err := dir("views")
 	if err != nil {
 		return nil, err
 	}
+	names := make([]string, len(all))
+	for i, n := range all {
+		names[i] = viewName(n.File)
+	}
+	reads := make(map[string][]string, len(all))
+	for i, n := range all {
+		reads[names[i]] = viewReads(n.SQL, names[i], names)
+	}
+	order, err := viewOrder(names, reads)
+	if err != nil {
+		return nil, err
+	}
 	byName := make(map[string]Named, len(all))
-	for _, n := range all {
-		byName[strings.TrimSuffix(path.Base(n.File), ".sql")] = n
+	for i, n := range all {
+		byName[names[i]] = n
 	}
-	out := make([]Named, 0, len(viewOrder))
-	for _, v := range viewOrder {
-		n, ok := byName[v]
-		if !ok {
-			return nil, fmt.Errorf("queries: view %s is in the order but views/%s.sql does not exist", v, v)
+	out := make([]Named, len(order))
+	for i, v := range order {
+		out[i] = byName[v]
+	}
+	return out, nil
+}
+
+// viewName is the name of the view a file of views/ defines: its base name.
+func viewName(file string) string { return strings.TrimSuffix(path.Base(file), ".sql") }
+
+// viewReads returns the views of names (other than self) that the
+// statement sql reads: those named by a word of it outside comments and
+// string literals, in the order of names. A word right after AS names
+// something new (an alias, a CAST's type), not a view it reads. A column
+// or CTE that shares a view's name counts, which can only order the views
+// more strictly than needed (or make a cycle, which Views reports), never
+// less.
+func viewReads(sql, self string, names []string) []string {
+	words := map[string]bool{}
+	prev := ""
+	for _, w := range sqlWords(sql) {
+		if !strings.EqualFold(prev, "AS") {
+			words[strings.ToLower(w)] = true
 		}
-		out = append(out, n)
-		delete(byName, v)
+		prev = w
 	}
-	for v := range byName {
-		return nil, fmt.Errorf("queries: views/%s.sql is not in the view order (queries.go viewOrder)", v)
+	var out []string
+	for _, n := range names {
+		if n != self && words[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// sqlWords splits sql into its words (runs of letters, digits and _), leaving
+// out -- comments, /* */ comments and '…' string literals; "…" identifiers
+// are words.
+func sqlWords(sql string) []string {
+	var out []string
+	word := func(r byte) bool {
+		return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+	}
+	for i := 0; i < len(sql); {
+		switch {
+		case strings.HasPrefix(sql[i:], "--"):
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				return out
+			}
+			i += j
+		case strings.HasPrefix(sql[i:], "/*"):
+			j := strings.Index(sql[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += 2 + j + 2
+		case sql[i] == '\'':
+			j := strings.IndexByte(sql[i+1:], '\'') // '' inside is two literals: no word either way
+			if j < 0 {
+				return out
+			}
+			i += 1 + j + 1
+		case word(sql[i]):
+			j := i
+			for j < len(sql) && word(sql[j]) {
+				j++
+			}
+			out = append(out, sql[i:j])
+			i = j
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// viewOrder sorts names so that each comes after the names it reads
+// (reads[name]); of the names ready at a step, the first by name comes
+// first, so the order is the same on every run. A cycle is an error.
+func viewOrder(names []string, reads map[string][]string) ([]string, error) {
+	waiting := make(map[string]int, len(names)) // views it reads not yet placed
+	readers := map[string][]string{}
+	for _, n := range names {
+		waiting[n] = len(reads[n])
+		for _, r := range reads[n] {
+			readers[r] = append(readers[r], n)
+		}
+	}
+	var ready, out []string
+	for _, n := range names {
+		if waiting[n] == 0 {
+			ready = append(ready, n)
+		}
+	}
+	for len(ready) > 0 {
+		slices.Sort(ready)
+		n := ready[0]
+		ready = ready[1:]
+		out = append(out, n)
+		for _, r := range readers[n] {
+			if waiting[r]--; waiting[r] == 0 {
+				ready = append(ready, r)
+			}
+		}
+	}
+	if len(out) < len(names) {
+		var cycle []string
+		for _, n := range names {
+			if waiting[n] > 0 {
+				cycle = append(cycle, fmt.Sprintf("%s (reads %s)", n, strings.Join(reads[n], ", ")))
+			}
+		}
+		return nil, fmt.Errorf("queries: views read each other in a cycle: %s", strings.Join(cycle, "; "))
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -93,19 +94,64 @@ func TestViewsAreAllOrdered(t *testing.T) {
 	}
 }
 
+// The order of Views creates every view on a database that has none: each
+// view finds the views it reads already there. (A database the migrations
+// made also has the views 0001-0003 created, under which a view created too
+// early would still bind, to an old definition.)
+func TestViewsCreateInOrder(t *testing.T) {
+	ctx := t.Context()
+	tx, err := freshDB(t).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var existing []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		existing = append(existing, v)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range existing {
+		if _, err := tx.ExecContext(ctx, `DROP VIEW "`+strings.ReplaceAll(v, `"`, `""`)+`"`); err != nil {
+			t.Fatalf("drop view %s: %v", v, err)
+		}
+	}
+	vs, err := queries.Views()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, v := range vs {
+		order = append(order, strings.TrimSuffix(path.Base(v.File), ".sql"))
+		if _, err := tx.ExecContext(ctx, v.SQL); err != nil {
+			t.Fatalf("Views() order %v: create %s: %v", order, v.File, err)
+		}
+	}
+}
+
 func TestIncludes(t *testing.T) {
 	got, err := queries.Includes("analyze/hints.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"analyze/mappings_task_types.sql"}; !slices.Equal(got, want) {
+	if want := []string{"analyze/mappings_task_types.sql", "include/by_dimensions.sql"}; !slices.Equal(got, want) {
 		t.Errorf("Includes(analyze/hints.sql) = %q, want %q", got, want)
 	}
 	frags, err := queries.Fragments()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/classify_case.sql": true, "include/inferred_rule.sql": true}
+	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/by_dimensions.sql": true, "include/classify_case.sql": true,
+		"include/inferred_rule.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}
@@ -120,12 +166,7 @@ func TestIncludes(t *testing.T) {
 // through the files that include them.
 func TestEveryFilePrepares(t *testing.T) {
 	ctx := t.Context()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "q.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	c, err := s.DB().Conn(ctx)
+	c, err := freshDB(t).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +221,18 @@ func TestEveryFilePrepares(t *testing.T) {
 	if checked < 50 {
 		t.Errorf("checked %d files, want every statement (more than 50)", checked)
 	}
+}
+
+// freshDB is a new database opened by the store (every migration and view
+// applied), closed when the test ends.
+func freshDB(tb testing.TB) *sql.DB {
+	tb.Helper()
+	s, err := store.Open(tb.Context(), filepath.Join(tb.TempDir(), "q.duckdb"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s.DB()
 }
 
 // prepare prepares q on c and returns the names of its named parameters;

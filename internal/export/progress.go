@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/evosignal/evosignal/queries"
 )
 
 // TableStart is a table about to be written, as Config.Starting receives
@@ -41,7 +39,7 @@ func rowCounts(ctx context.Context, tx *sql.Tx, m *Manifest, now, latest marks) 
 		if whole(t, after, upto, latest) {
 			err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+t.Name).Scan(&n)
 		} else {
-			err = tx.QueryRowContext(ctx, countStatement(queries.MustRead("export/"+t.Name+".sql")),
+			err = tx.QueryRowContext(ctx, countStatement(tableQuery(t, false)),
 				sql.Named("after", nullTime(after)), sql.Named("upto", upto)).Scan(&n)
 		}
 		if err != nil {
@@ -52,8 +50,8 @@ func rowCounts(ctx context.Context, tx *sql.Tx, m *Manifest, now, latest marks) 
 	return counts, nil
 }
 
-// countStatement counts the rows of the SELECT of an embedded export query
-// (DuckDB reads only the columns the filters need).
+// countStatement counts the rows of the SELECT of an export query (DuckDB
+// reads only the columns the filters need).
 func countStatement(query string) string {
 	return "SELECT count(*) FROM (\n" + strings.TrimRight(strings.TrimSpace(query), ";") + "\n)"
 }

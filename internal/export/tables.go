@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"text/template"
 	"time"
 
 	"github.com/evosignal/evosignal/queries"
@@ -22,29 +24,56 @@ const (
 	deadLettersTable = "dead_letters"
 )
 
-// Table is one exported table: its folder name (the table's name) and the
-// clock of its marks. Its rows come from queries/export/<Name>.sql.
+// Table is one exported table: its folder name (the table's name), the
+// clock of its marks, and how its rows belong to the commits of that clock.
+// Its rows come from queries/export/table.sql.tmpl, filled with Name and
+// rows.
 type Table struct {
 	Name  string
 	Clock string
+	rows  tableRows
 }
 
+// tableRows are the parts of a table's export query that are its own:
+// which form of queries/export/table.sql.tmpl it takes, and the names that
+// fill it. The zero value is a table whose rows are each derived from one
+// event, by (source, event_id).
+type tableRows struct {
+	// Committed is the column in which the table records its own commit
+	// time (events, dead_letters); its rows are dated by the column Day and
+	// written in the order of the columns Order.
+	Committed, Day string
+	Order          []string
+	// ParentSeq is set for a child of plan events (plan_tasks,
+	// replan_dropped): a row points at its parent by (session, ParentSeq),
+	// the event of one of ParentTypes with that session and seq.
+	ParentSeq   string
+	ParentTypes []string
+}
+
+// ofEvent are the rows of a table derived from events, one row of an event
+// (or several) pointing at it by (source, event_id).
+var ofEvent = tableRows{}
+
 // Tables are the tables exported, in the order they are written. Their
-// names are fixed here: they name the SQL files and the output folders, and
-// nothing else ever does.
+// names and the parts of their queries are fixed here: they name the output
+// folders and fill the export query, and nothing else ever does.
 var Tables = []Table{
-	{eventsTable, clockEvents},
-	{"session_starts", clockEvents},
-	{"session_ends", clockEvents},
-	{"plans", clockEvents},
-	{"plan_tasks", clockEvents},
-	{"replans", clockEvents},
-	{"replan_dropped", clockEvents},
-	{"hints_stripped", clockEvents},
-	{"tool_calls", clockEvents},
-	{"task_completions", clockEvents},
-	{"depth_limits", clockEvents},
-	{deadLettersTable, clockDeadLetters},
+	{Name: eventsTable, Clock: clockEvents, rows: tableRows{
+		Committed: "ingested_at", Day: "time", Order: []string{"time", "session", "seq"}}},
+	{Name: "session_starts", Clock: clockEvents, rows: ofEvent},
+	{Name: "session_ends", Clock: clockEvents, rows: ofEvent},
+	{Name: "plans", Clock: clockEvents, rows: ofEvent},
+	{Name: "plan_tasks", Clock: clockEvents, rows: tableRows{
+		ParentSeq: "plan_seq", ParentTypes: []string{"agent.plan.created", "agent.plan.updated"}}},
+	{Name: "replans", Clock: clockEvents, rows: ofEvent},
+	{Name: "replan_dropped", Clock: clockEvents, rows: tableRows{ParentSeq: "replan_seq", ParentTypes: []string{"agent.plan.updated"}}},
+	{Name: "hints_stripped", Clock: clockEvents, rows: ofEvent},
+	{Name: "tool_calls", Clock: clockEvents, rows: ofEvent},
+	{Name: "task_completions", Clock: clockEvents, rows: ofEvent},
+	{Name: "depth_limits", Clock: clockEvents, rows: ofEvent},
+	{Name: deadLettersTable, Clock: clockDeadLetters, rows: tableRows{
+		Committed: "received_at", Day: "received_at", Order: []string{"received_at", "file", "line", "stream_seq"}}},
 }
 
 func isTable(name string) bool {
@@ -121,27 +150,40 @@ func whole(t Table, after, upto time.Time, latest marks) bool {
 	return after.IsZero() && ok && upto.Equal(l)
 }
 
-// joinEvents is the clause of the typed tables' export queries that keeps
-// the rows of the events committed in the window.
-const joinEvents = "\nSEMI JOIN events e\n"
+// tableTemplate is the export query of every table,
+// queries/export/table.sql.tmpl. ident puts in a name, refusing anything
+// but a plain SQL identifier; lit puts in a string literal.
+var tableTemplate = template.Must(template.New("table.sql.tmpl").Funcs(template.FuncMap{
+	"ident": func(s string) (string, error) {
+		if !plainName.MatchString(s) {
+			return "", fmt.Errorf("%q is not a plain SQL name", s)
+		}
+		return s, nil
+	},
+	"lit": sqlString,
+}).ParseFS(queries.FS, "export/table.sql.tmpl"))
 
-// tableQuery is the embedded export query of t; for a window that holds the
-// whole table (whole), without its join with the events, which selects
-// every row then: the join's hash table of every event's key is the part of
-// a first export that does not spill, and ran out of memory at 10M events.
-// TestWholeTableQuery checks that both give the same rows.
+// plainName is a name the export query takes as it is: lower case, digits
+// and _, not starting with a digit.
+var plainName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// tableQuery is the export query of t: queries/export/table.sql.tmpl filled
+// with t's entry of Tables. For a window that holds the whole table
+// (whole), a table derived from events is selected without the join with
+// them, which selects every row then: the join's hash table of every
+// event's key is the part of a first export that does not spill, and ran
+// out of memory at 10M events. TestWholeTableQuery checks that both give
+// the same rows. It panics on an error: Tables is constant, and the tests
+// fill the query of every table.
 func tableQuery(t Table, whole bool) string {
-	q := queries.MustRead("export/" + t.Name + ".sql")
-	if !whole {
-		return q
+	var b strings.Builder
+	data := struct {
+		Name  string
+		Rows  tableRows
+		Whole bool
+	}{t.Name, t.rows, whole}
+	if err := tableTemplate.Execute(&b, data); err != nil {
+		panic(fmt.Sprintf("export: the query of table %s: %v", t.Name, err))
 	}
-	i := strings.Index(q, joinEvents)
-	if i < 0 {
-		return q
-	}
-	j := strings.Index(q[i:], "\nORDER BY ")
-	if j < 0 {
-		return q
-	}
-	return q[:i] + q[i+j:]
+	return b.String()
 }

@@ -109,7 +109,7 @@ func Effect(ctx context.Context, src Source, f Filter, c EffectConfig) (*EffectR
 	if err := errors.Join(f.Validate(), c.Validate()); err != nil {
 		return nil, err
 	}
-	t, err := src.Query(ctx, queries.MustRead("analyze/effect.sql"), f.Args()...)
+	t, err := src.Query(ctx, queries.MustExpand("analyze/effect.sql"), f.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("query effect: %w", err)
 	}

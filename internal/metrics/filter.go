@@ -10,7 +10,9 @@ import (
 	"time"
 )
 
-// Dimensions an analysis can group by (-by).
+// Dimensions an analysis can group by (-by), in the order of the grouping
+// columns of queries/include/by_dimensions.sql, the one place the queries
+// group by them (a test holds the two equal).
 var Dimensions = []string{"agent", "agent_version", "model", "task_type", "day", "week", "ruleset"}
 
 // Filter selects the sessions an analysis looks at, and how it groups them.
@@ -40,8 +42,9 @@ func (f Filter) Validate() error {
 // Args are the named parameters every analysis query takes:
 // $since, $until (TIMESTAMPTZ or NULL), $agent, $model, $task_type (VARCHAR
 // or NULL) and $by (the list of grouping dimensions; a query groups by
-// `CASE WHEN list_contains($by, 'agent') THEN agent END`, … so that the
-// grouping is data, not SQL text).
+// `CASE WHEN list_contains($by, 'agent') THEN agent END`, …, the columns of
+// queries/include/by_dimensions.sql, so that the grouping is data, not SQL
+// text).
 func (f Filter) Args() []any {
 	by := f.By
 	if by == nil {

@@ -95,7 +95,7 @@ func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) 
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	t, err := src.Query(ctx, queries.MustRead("analyze/replans.sql"), f.Args()...)
+	t, err := src.Query(ctx, queries.MustExpand("analyze/replans.sql"), f.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("query replans: %w", err)
 	}

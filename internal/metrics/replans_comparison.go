@@ -47,7 +47,7 @@ type ReplanFeature struct {
 
 func replanComparison(ctx context.Context, src Source, f Filter) (ReplanComparison, error) {
 	c := ReplanComparison{SeveralMinReplans: SeveralReplans, Features: []ReplanFeature{}}
-	t, err := src.Query(ctx, queries.MustRead("analyze/replans_comparison.sql"), f.Args()...)
+	t, err := src.Query(ctx, queries.MustExpand("analyze/replans_comparison.sql"), f.Args()...)
 	if err != nil {
 		return c, fmt.Errorf("query replans comparison: %w", err)
 	}

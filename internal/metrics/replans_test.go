@@ -17,7 +17,7 @@ type cannedResults map[string]*Table
 
 func (c cannedResults) Query(_ context.Context, q string, _ ...any) (*Table, error) {
 	for name, t := range c {
-		if queries.MustRead(name) == q {
+		if queries.MustExpand(name) == q {
 			return t, nil
 		}
 	}

@@ -85,7 +85,7 @@ func TrendChecked(ctx context.Context, src Source, f Filter, every string) (rows
 	if every != EveryDay && every != EveryWeek {
 		return nil, 0, fmt.Errorf("trend period %q: want %s or %s", every, EveryDay, EveryWeek)
 	}
-	t, err := src.Query(ctx, queries.MustRead("analyze/trend.sql"), append(f.Args(), sql.Named("every", every))...)
+	t, err := src.Query(ctx, queries.MustExpand("analyze/trend.sql"), append(f.Args(), sql.Named("every", every))...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("query trend: %w", err)
 	}

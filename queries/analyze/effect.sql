@@ -11,45 +11,36 @@
 -- defined in views/session_signals.sql.
 -- Parameters: as replans.sql.
 WITH s AS (
-    SELECT *,
-           CASE WHEN list_contains($by, 'agent')         THEN agent END         AS g_agent,
-           CASE WHEN list_contains($by, 'agent_version') THEN agent_version END AS g_agent_version,
-           CASE WHEN list_contains($by, 'model')         THEN model END         AS g_model,
-           CASE WHEN list_contains($by, 'task_type')     THEN task_type END     AS g_task_type,
-           CASE WHEN list_contains($by, 'day')
-                THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS g_day,
-           CASE WHEN list_contains($by, 'week')
-                THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS g_week,
-           CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS g_ruleset
-    FROM session_signals
-    WHERE ($since IS NULL OR started_at >= $since)
-      AND ($until IS NULL OR started_at < $until)
-      AND ($agent IS NULL OR agent = $agent)
-      AND ($model IS NULL OR model = $model)
-      AND ($task_type IS NULL OR task_type = $task_type)
+-- @include include/selected_sessions.sql
       AND ended
+), g AS (
+    -- each session's group (the $by dimensions), stratum and signals
+    SELECT session, agent AS st_agent, task_type AS st_task_type,
+           success, first_try_success, replanned,
+-- @include include/by_dimensions.sql
+    FROM s
 ), applied AS (
     SELECT DISTINCT 'ruleset' AS kind, ruleset AS id, session FROM s WHERE ruleset IS NOT NULL
     UNION
     SELECT DISTINCT 'rule', unnest(rules), session FROM s
 ), strata AS (
     -- every ended session of each group and stratum
-    SELECT g_agent, g_agent_version, g_model, g_task_type, g_day, g_week, g_ruleset,
-           agent AS st_agent, task_type AS st_task_type,
+    SELECT agent, agent_version, model, task_type, day, week, ruleset,
+           st_agent, st_task_type,
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
            count(*) FILTER (WHERE first_try_success) AS k_first_try,
            count(*) FILTER (WHERE replanned)  AS k_replanned
-    FROM s GROUP BY ALL
+    FROM g GROUP BY ALL
 ), treated AS (
     SELECT a.kind, a.id,
-           g_agent, g_agent_version, g_model, g_task_type, g_day, g_week, g_ruleset,
-           agent AS st_agent, task_type AS st_task_type,
+           agent, agent_version, model, task_type, day, week, ruleset,
+           st_agent, st_task_type,
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
            count(*) FILTER (WHERE first_try_success) AS k_first_try,
            count(*) FILTER (WHERE replanned)  AS k_replanned
-    FROM applied a JOIN s USING (session)
+    FROM applied a JOIN g USING (session)
     WHERE a.id IS NOT NULL
     GROUP BY ALL
 ), paired AS (
@@ -60,19 +51,17 @@ WITH s AS (
            st.k_replanned - t.k_replanned AS c_replanned
     FROM treated t
     JOIN strata st
-      ON  t.g_agent IS NOT DISTINCT FROM st.g_agent
-      AND t.g_agent_version IS NOT DISTINCT FROM st.g_agent_version
-      AND t.g_model IS NOT DISTINCT FROM st.g_model
-      AND t.g_task_type IS NOT DISTINCT FROM st.g_task_type
-      AND t.g_day IS NOT DISTINCT FROM st.g_day
-      AND t.g_week IS NOT DISTINCT FROM st.g_week
-      AND t.g_ruleset IS NOT DISTINCT FROM st.g_ruleset
+      ON  t.agent IS NOT DISTINCT FROM st.agent
+      AND t.agent_version IS NOT DISTINCT FROM st.agent_version
+      AND t.model IS NOT DISTINCT FROM st.model
+      AND t.task_type IS NOT DISTINCT FROM st.task_type
+      AND t.day IS NOT DISTINCT FROM st.day
+      AND t.week IS NOT DISTINCT FROM st.week
+      AND t.ruleset IS NOT DISTINCT FROM st.ruleset
       AND t.st_agent IS NOT DISTINCT FROM st.st_agent
       AND t.st_task_type IS NOT DISTINCT FROM st.st_task_type
 )
-SELECT kind, id,
-       g_agent AS agent, g_agent_version AS agent_version, g_model AS model,
-       g_task_type AS task_type, g_day AS day, g_week AS week, g_ruleset AS ruleset,
+SELECT kind, id, agent, agent_version, model, task_type, day, week, ruleset,
        count(*) FILTER (WHERE c_n > 0)                                   AS strata,
        CAST(coalesce(sum(n) FILTER (WHERE c_n = 0), 0) AS BIGINT)        AS unmatched_sessions,
        CAST(coalesce(sum(n) FILTER (WHERE c_n > 0), 0) AS BIGINT)        AS treated_sessions,

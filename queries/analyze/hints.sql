@@ -13,14 +13,8 @@ WITH
 -- @include analyze/mappings_task_types.sql
 hint_counts AS (
     SELECT
-        CASE WHEN list_contains($by, 'agent')         THEN agent END                 AS agent,
-        CASE WHEN list_contains($by, 'agent_version') THEN agent_version END         AS agent_version,
-        CASE WHEN list_contains($by, 'model')         THEN model END                 AS model,
-        CASE WHEN list_contains($by, 'task_type')     THEN task_type END             AS task_type,
-        CASE WHEN list_contains($by, 'day')           THEN CAST(day AS VARCHAR) END  AS day,
-        CASE WHEN list_contains($by, 'week')          THEN CAST(week AS VARCHAR) END AS week,
-        CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END               AS ruleset,
-        hint,
+-- @include include/by_dimensions.sql
+      , hint,
         count(*) FILTER (WHERE fact = 'call')                             AS calls,
         count(*) FILTER (WHERE fact = 'call' AND NOT ok)                  AS failed,
         count(*) FILTER (WHERE fact = 'call' AND tool = hint)             AS followed,

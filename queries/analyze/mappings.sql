@@ -17,21 +17,18 @@ mp_end AS (
 ),
 mp_calls AS (
     SELECT
-        CASE WHEN list_contains($by, 'agent')         THEN agent END                 AS agent,
-        CASE WHEN list_contains($by, 'agent_version') THEN agent_version END         AS agent_version,
-        CASE WHEN list_contains($by, 'model')         THEN model END                 AS model,
-        task_type,
-        CASE WHEN list_contains($by, 'day')           THEN CAST(day AS VARCHAR) END  AS day,
-        CASE WHEN list_contains($by, 'week')          THEN CAST(week AS VARCHAR) END AS week,
-        CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END               AS ruleset,
+-- @include include/by_dimensions.sql
+        -- task_type is always a grouping dimension: mp_type, not the
+        -- fragment's task_type (NULL unless $by names it), is the group's.
+      , t.task_type AS mp_type,
         tool,
         ok,
         (e.end_us - epoch_us(started_at) + CAST($window_us AS BIGINT) - 1) // CAST($window_us AS BIGINT) AS win
-    FROM tt_typed, mp_end e
+    FROM tt_typed t, mp_end e
     WHERE fact = 'call'
 ),
 mp_windows AS (
-    SELECT agent, agent_version, model, task_type, day, week, ruleset, tool, win,
+    SELECT agent, agent_version, model, mp_type AS task_type, day, week, ruleset, tool, win,
            count(*)                    AS calls,
            count(*) FILTER (WHERE ok)  AS ok
     FROM mp_calls

@@ -26,10 +26,8 @@
 tt_sessions AS (
     SELECT session, agent, agent_version, model, task_type AS session_type, ruleset, day, week, started_at
     FROM session_facts
-    WHERE ($since IS NULL OR started_at >= $since)
-      AND ($until IS NULL OR started_at < $until)
-      AND ($agent IS NULL OR agent = $agent)
-      AND ($model IS NULL OR model = $model)
+    WHERE
+    -- @include include/session_filter.sql
 ),
 -- The stored facts' classification serves when it was made with this
 -- taxonomy ($tax_id; facts_classifier records the ingester's).
@@ -42,10 +40,8 @@ tt_joined AS NOT MATERIALIZED (
            f.given_type, f.given_source,
            f.classified, f.classified AND k.ok AS cached, f.class_type
     FROM task_facts f, tt_cache k
-    WHERE ($since IS NULL OR f.started_at >= $since)
-      AND ($until IS NULL OR f.started_at < $until)
-      AND ($agent IS NULL OR f.agent = $agent)
-      AND ($model IS NULL OR f.model = $model)
+    WHERE
+    -- @include include/session_filter.sql
 ),
 -- Classify each distinct description once, and only where no type is
 -- given and the stored classification does not serve.

@@ -15,13 +15,7 @@
 -- day and week are UTC dates (week: the Monday), whatever the client's
 -- TimeZone setting.
 WITH s AS (
-    SELECT *
-    FROM session_signals
-    WHERE ($since IS NULL OR started_at >= $since)
-      AND ($until IS NULL OR started_at < $until)
-      AND ($agent IS NULL OR agent = $agent)
-      AND ($model IS NULL OR model = $model)
-      AND ($task_type IS NULL OR task_type = $task_type)
+-- @include include/selected_sessions.sql
 ), t AS (
     -- update_task_plan calls per session and trigger, valid or not
     SELECT session,
@@ -35,16 +29,8 @@ WITH s AS (
     SELECT s.*, t.* EXCLUDE (session) FROM s LEFT JOIN t USING (session)
 )
 SELECT
-    CASE WHEN list_contains($by, 'agent')         THEN agent END         AS agent,
-    CASE WHEN list_contains($by, 'agent_version') THEN agent_version END AS agent_version,
-    CASE WHEN list_contains($by, 'model')         THEN model END         AS model,
-    CASE WHEN list_contains($by, 'task_type')     THEN task_type END     AS task_type,
-    CASE WHEN list_contains($by, 'day')
-         THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS day,
-    CASE WHEN list_contains($by, 'week')
-         THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
-    CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END       AS ruleset,
-    count(*) FILTER (WHERE ended)                                                   AS sessions,
+-- @include include/by_dimensions.sql
+  , count(*) FILTER (WHERE ended)                                                   AS sessions,
     count(*) FILTER (WHERE NOT ended)                                               AS open_sessions,
     count(*) FILTER (WHERE ended AND replanned)                                     AS replanned,
     CAST(coalesce(sum(valid_replans) FILTER (WHERE ended), 0) AS BIGINT)            AS valid_replans,

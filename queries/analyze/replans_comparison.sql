@@ -12,13 +12,10 @@
 WITH s AS (
     SELECT session, task_type,
            CASE WHEN valid_replans = 0 THEN 'no_replan' ELSE 'several' END AS arm
-    FROM session_signals
-    WHERE ($since IS NULL OR started_at >= $since)
-      AND ($until IS NULL OR started_at < $until)
-      AND ($agent IS NULL OR agent = $agent)
-      AND ($model IS NULL OR model = $model)
-      AND ($task_type IS NULL OR task_type = $task_type)
-      AND ended
+    FROM (
+-- @include include/selected_sessions.sql
+    )
+    WHERE ended
       AND success
       AND (valid_replans = 0 OR valid_replans >= 2)
 ), arms AS (

@@ -13,29 +13,23 @@
 -- years 0001-9999 UTC (stored before the decoder refused such times) have no
 -- period: their row has period NULL, which the caller reports as a
 -- data-quality count instead of a period.
-WITH s AS (
+WITH p AS (
     SELECT *,
            CASE WHEN year(timezone('UTC', started_at)) BETWEEN 1 AND 9999
                 THEN CAST(date_trunc($every, timezone('UTC', started_at)) AS DATE) END AS period
-    FROM session_signals
-    WHERE ($since IS NULL OR started_at >= $since)
-      AND ($until IS NULL OR started_at < $until)
-      AND ($agent IS NULL OR agent = $agent)
-      AND ($model IS NULL OR model = $model)
-      AND ($task_type IS NULL OR task_type = $task_type)
+    FROM (
+-- @include include/selected_sessions.sql
+    )
+), s AS (
+    -- A session without a period has no day or week either.
+    SELECT * REPLACE (CASE WHEN period IS NOT NULL THEN day END  AS day,
+                      CASE WHEN period IS NOT NULL THEN week END AS week)
+    FROM p
 )
 SELECT
     CAST(period AS VARCHAR)                                                      AS period,
-    CASE WHEN list_contains($by, 'agent')         THEN agent END                AS agent,
-    CASE WHEN list_contains($by, 'agent_version') THEN agent_version END        AS agent_version,
-    CASE WHEN list_contains($by, 'model')         THEN model END                AS model,
-    CASE WHEN list_contains($by, 'task_type')     THEN task_type END            AS task_type,
-    CASE WHEN list_contains($by, 'day') AND period IS NOT NULL
-         THEN CAST(CAST(timezone('UTC', started_at) AS DATE) AS VARCHAR) END                     AS day,
-    CASE WHEN list_contains($by, 'week') AND period IS NOT NULL
-         THEN CAST(CAST(date_trunc('week', timezone('UTC', started_at)) AS DATE) AS VARCHAR) END AS week,
-    CASE WHEN list_contains($by, 'ruleset')       THEN ruleset END              AS ruleset,
-    count(*) FILTER (WHERE ended)                                                    AS sessions,
+-- @include include/by_dimensions.sql
+  , count(*) FILTER (WHERE ended)                                                    AS sessions,
     count(*) FILTER (WHERE NOT ended)                                                AS open_sessions,
     count(*) FILTER (WHERE ended AND success)                                        AS successes,
     count(*) FILTER (WHERE ended AND first_try_success)                              AS first_try_successes,

@@ -31,6 +31,11 @@ type common struct {
 	nats                         string            // -nats: read through the ingester's query service
 	conn                         bus.ConnConfig    // how to reach NATS: -user, -creds, -tls-ca, …
 	read                         store.ReadOptions // -memory-limit, -temp-dir
+	// classifies: the command classifies tasks and takes -taxonomy
+	// (withTaxonomy); start loads the taxonomy taxPath names into tax.
+	classifies bool
+	taxPath    string
+	tax        *taxonomy.Taxonomy
 }
 
 // newFlags returns a flag set for command name with the common flags bound;
@@ -55,6 +60,49 @@ func newFlags(ctx context.Context, name, summary string, stderr io.Writer) (*fla
 	readFlags(fs, &c.read)
 	cli.ConnFlags(fs, &c.conn)
 	return fs, c
+}
+
+// withTaxonomy binds -taxonomy for a command that classifies tasks: start
+// loads the taxonomy into c.tax.
+func (c *common) withTaxonomy(fs *flag.FlagSet) {
+	c.classifies = true
+	taxonomyFlag(fs, &c.taxPath)
+}
+
+// taxonomyFlag binds -taxonomy, the task-type taxonomy file, to path.
+func taxonomyFlag(fs *flag.FlagSet, path *string) {
+	fs.StringVar(path, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
+}
+
+// start parses args (the common flags and the command's own, bound on fs),
+// checks them and opens what the command reads. A problem with the command
+// line is printed on fs's output and returned as errUsage: those of the
+// common flags all at once, then check's (the command's own checks, nil for
+// none), printed after "analyze: ". check runs after the parse: a closure,
+// not the method value cfg.Validate, which would check a copy of cfg made
+// before the flags were set. With -taxonomy (withTaxonomy), the
+// taxonomy is loaded into c.tax before the database is opened. After -h,
+// start returns no source and no error: the command is done.
+func (c *common) start(ctx context.Context, fs *flag.FlagSet, args []string, stdout io.Writer, check func() error) (metrics.Source, func() error, error) {
+	if err := c.parse(ctx, fs, args, stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			fmt.Fprintf(fs.Output(), "analyze: %v\n", err)
+			return nil, nil, errUsage
+		}
+	}
+	if c.classifies {
+		var err error
+		if c.tax, err = loadTaxonomy(c.taxPath); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c.open(ctx)
 }
 
 // parse parses args and checks the common flags, reporting every problem.

@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -27,18 +25,8 @@ nil rules are marked retire.`, stderr)
 	fs.Int64Var(&ec.MinSessions, "min-sessions", ec.MinSessions, "sessions each arm needs before an effect can be called nil")
 	fs.Float64Var(&ec.NilMargin, "nil-margin", ec.NilMargin, "an effect whose difference interval lies inside ±this is nil")
 	fs.StringVar(&ec.Metric, "metric", ec.Metric, "decide verdicts on: "+strings.Join(metrics.EffectMetrics, ", "))
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if err := ec.Validate(); err != nil {
-		fmt.Fprintf(stderr, "analyze: %v\n", err)
-		return errUsage
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
+	src, closeDB, err := c.start(ctx, fs, args, stdout, func() error { return ec.Validate() })
+	if err != nil || src == nil {
 		return err
 	}
 	defer closeDB()

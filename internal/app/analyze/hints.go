@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -29,27 +27,13 @@ its own task_type, else its session's, else the taxonomy's classification
 of its description (-taxonomy); -task-type filters on that type.`, stderr)
 	cfg := metrics.DefaultHintsConfig()
 	fs.Int64Var(&cfg.MinCalls, "min-calls", cfg.MinCalls, "calls a hint needs to be ranked by its lift")
-	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "analyze: %v\n", err)
-		return errUsage
-	}
-	tax, err := loadTaxonomy(*taxPath)
-	if err != nil {
-		return err
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
+	c.withTaxonomy(fs)
+	src, closeDB, err := c.start(ctx, fs, args, stdout, func() error { return cfg.Validate() })
+	if err != nil || src == nil {
 		return err
 	}
 	defer closeDB()
-	rows, err := metrics.Hints(ctx, src, c.filter, tax, cfg)
+	rows, err := metrics.Hints(ctx, src, c.filter, c.tax, cfg)
 	if err != nil {
 		return fmt.Errorf("hints: %w", err)
 	}
@@ -59,7 +43,7 @@ of its description (-taxonomy); -task-type filters on that type.`, stderr)
 		Analysis:    "hints",
 		GeneratedAt: c.now().UTC(),
 		Filter:      filter,
-		Classifier:  tax.ID(),
+		Classifier:  c.tax.ID(),
 		Rows:        rows,
 	}
 	env.Omit = metrics.UngroupedDims(c.filter.By)

@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -30,32 +28,19 @@ force at the call.`, stderr)
 	fs.Float64Var(&cfg.StableShare, "stable-share", cfg.StableShare, "share of a window's calls the top tool needs")
 	fs.IntVar(&cfg.Windows, "windows", cfg.Windows, "number of recent windows that must agree")
 	window := fs.String("window", "7d", "window `length` (Go duration, or days/weeks: 7d, 2w)")
-	taxPath := fs.String("taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	c.withTaxonomy(fs)
+	src, closeDB, err := c.start(ctx, fs, args, stdout, func() error {
+		var err error
+		if cfg.Window, err = metrics.ParseDuration(*window); err != nil {
+			return fmt.Errorf("-window: %w", err)
 		}
-		return err
-	}
-	var err error
-	if cfg.Window, err = metrics.ParseDuration(*window); err != nil {
-		fmt.Fprintf(stderr, "analyze: -window: %v\n", err)
-		return errUsage
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintf(stderr, "analyze: %v\n", err)
-		return errUsage
-	}
-	tax, err := loadTaxonomy(*taxPath)
-	if err != nil {
-		return err
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
+		return cfg.Validate()
+	})
+	if err != nil || src == nil {
 		return err
 	}
 	defer closeDB()
-	res, err := metrics.Mappings(ctx, src, c.filter, tax, cfg)
+	res, err := metrics.Mappings(ctx, src, c.filter, c.tax, cfg)
 	if err != nil {
 		return fmt.Errorf("mappings: %w", err)
 	}
@@ -71,7 +56,7 @@ force at the call.`, stderr)
 		Analysis:    "mappings",
 		GeneratedAt: c.now().UTC(),
 		Filter:      filter,
-		Classifier:  tax.ID(),
+		Classifier:  c.tax.ID(),
 		Rows:        res.Rows,
 		Extra:       extra,
 	}

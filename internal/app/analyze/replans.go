@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -26,14 +24,8 @@ session and the median time to the first replan, with Wilson 95% intervals.
 Replans are counted from agent.plan.updated events; sessions whose own count
 disagrees are reported. JSON output adds extra.comparison: sessions that
 succeeded without a replan against those that succeeded after two or more.`, stderr)
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
+	src, closeDB, err := c.start(ctx, fs, args, stdout, nil)
+	if err != nil || src == nil {
 		return err
 	}
 	defer closeDB()

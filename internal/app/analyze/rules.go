@@ -27,7 +27,6 @@ const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evi
 // rulesFlags are the flags of analyze rules besides the common ones.
 type rulesFlags struct {
 	cfg       metrics.RulesConfig
-	taxonomy  string
 	out       string
 	skillLite bool
 	workspace string
@@ -58,13 +57,8 @@ the key "global" and each agent's own under its name into the key-value
 bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
-	fs.Float64Var(&f.cfg.PreferSuccess, "prefer-success", f.cfg.PreferSuccess, "lower bound of the success rate prefer needs")
-	fs.Float64Var(&f.cfg.PreferShare, "prefer-share", f.cfg.PreferShare, "share of the type's calls prefer needs")
-	fs.Float64Var(&f.cfg.AvoidLift, "avoid-lift", f.cfg.AvoidLift, "lift over the type's baseline failure rate avoid needs")
-	fs.Float64Var(&f.cfg.Alpha, "alpha", f.cfg.Alpha, "p-value avoid must be below")
-	fs.Int64Var(&f.cfg.MinReplans, "min-replans", f.cfg.MinReplans, "replans showing the swap replace needs")
-	fs.Float64Var(&f.cfg.ReplaceSuccess, "replace-success", f.cfg.ReplaceSuccess, "lower bound of the added tasks' success rate replace needs")
-	fs.StringVar(&f.taxonomy, "taxonomy", "", "task-type taxonomy `file` (JSON, - for stdin; default: the embedded one)")
+	ruleFlags(fs, &f.cfg, "")
+	c.withTaxonomy(fs)
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
 	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
@@ -72,12 +66,43 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 	fs.StringVar(&f.natsURL, "nats", cli.URLFromEnv(), "NATS server `URL`(s), comma-separated, for -publish (default $NATS_URL)")
 	fs.StringVar(&f.bucket.Bucket, "bucket", f.bucket.Bucket, "key-value bucket for -publish")
 	fs.IntVar(&f.bucket.History, "history", f.bucket.History, "versions the bucket keeps per key")
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
+	src, closeDB, err := c.start(ctx, fs, args, stdout, func() error { return f.check(c, fs) })
+	if err != nil || src == nil {
 		return err
 	}
+	defer closeDB()
+	now := c.now()
+	rs, err := metrics.LearnRules(ctx, src, c.filter, c.tax, f.cfg, now)
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	var byAgent map[string]*ruleset.RuleSet
+	if f.publish && c.filter.Agent == "" {
+		if byAgent, err = metrics.LearnRulesByAgent(ctx, src, c.filter, c.tax, f.cfg, now); err != nil {
+			return fmt.Errorf("rules per agent: %w", err)
+		}
+	}
+	if err := writeRules(c, f, c.tax, rs, stdout); err != nil {
+		return err
+	}
+	if set := skilllite.Rules(rs, c.tax); f.skillLite && len(set.Unknown)+len(set.OverCap) > 0 {
+		fmt.Fprintf(stderr, "analyze: left out of SkillLite's rules: %d whose hint SkillLite does not know %v, %d past its cap of %d %v\n",
+			len(set.Unknown), set.Unknown, len(set.OverCap), skilllite.MaxRules, set.OverCap)
+	}
+	if !f.publish {
+		return nil
+	}
+	global := rs
+	if c.filter.Agent != "" {
+		global, byAgent = nil, map[string]*ruleset.RuleSet{c.filter.Agent: rs}
+	}
+	return publishRules(ctx, f, c.conn, global, byAgent, stderr)
+}
+
+// check checks the flags of analyze rules once they are parsed, reporting
+// every problem at once. -workspace sets -skilllite and -out; without
+// -format, a file and SkillLite's rules are written as JSON.
+func (f *rulesFlags) check(c *common, fs *flag.FlagSet) error {
 	var errs []error
 	if len(c.filter.By) > 0 {
 		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
@@ -109,45 +134,18 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 		errs = append(errs, f.bucket.Validate())
 	}
 	errs = append(errs, f.cfg.Validate())
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(stderr, "analyze: %v\n", err)
-		return errUsage
-	}
-	tax, err := loadTaxonomy(f.taxonomy)
-	if err != nil {
-		return err
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer closeDB()
-	now := c.now()
-	rs, err := metrics.LearnRules(ctx, src, c.filter, tax, f.cfg, now)
-	if err != nil {
-		return fmt.Errorf("rules: %w", err)
-	}
-	var byAgent map[string]*ruleset.RuleSet
-	if f.publish && c.filter.Agent == "" {
-		if byAgent, err = metrics.LearnRulesByAgent(ctx, src, c.filter, tax, f.cfg, now); err != nil {
-			return fmt.Errorf("rules per agent: %w", err)
-		}
-	}
-	if err := writeRules(c, f, tax, rs, stdout); err != nil {
-		return err
-	}
-	if set := skilllite.Rules(rs, tax); f.skillLite && len(set.Unknown)+len(set.OverCap) > 0 {
-		fmt.Fprintf(stderr, "analyze: left out of SkillLite's rules: %d whose hint SkillLite does not know %v, %d past its cap of %d %v\n",
-			len(set.Unknown), set.Unknown, len(set.OverCap), skilllite.MaxRules, set.OverCap)
-	}
-	if !f.publish {
-		return nil
-	}
-	global := rs
-	if c.filter.Agent != "" {
-		global, byAgent = nil, map[string]*ruleset.RuleSet{c.filter.Agent: rs}
-	}
-	return publishRules(ctx, f, c.conn, global, byAgent, stderr)
+	return errors.Join(errs...)
+}
+
+// ruleFlags binds the thresholds of the rules learned (all but -min-calls,
+// which commands bind in their own words), each help text after prefix.
+func ruleFlags(fs *flag.FlagSet, cfg *metrics.RulesConfig, prefix string) {
+	fs.Float64Var(&cfg.PreferSuccess, "prefer-success", cfg.PreferSuccess, prefix+"lower bound of the success rate prefer needs")
+	fs.Float64Var(&cfg.PreferShare, "prefer-share", cfg.PreferShare, prefix+"share of the type's calls prefer needs")
+	fs.Float64Var(&cfg.AvoidLift, "avoid-lift", cfg.AvoidLift, prefix+"lift over the type's baseline failure rate avoid needs")
+	fs.Float64Var(&cfg.Alpha, "alpha", cfg.Alpha, prefix+"p-value avoid must be below")
+	fs.Int64Var(&cfg.MinReplans, "min-replans", cfg.MinReplans, prefix+"replans showing the swap replace needs")
+	fs.Float64Var(&cfg.ReplaceSuccess, "replace-success", cfg.ReplaceSuccess, prefix+"lower bound of the added tasks' success rate replace needs")
 }
 
 // ruleLine is one rule in table and CSV output.

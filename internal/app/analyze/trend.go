@@ -2,8 +2,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -21,18 +19,13 @@ stripped hints per session, and the rule set versions loaded by the sessions
 started in the period. Periods without sessions inside a group's range are
 shown empty.`, stderr)
 	every := fs.String("every", metrics.EveryDay, "period: day or week (UTC; a week starts on Monday)")
-	if err := c.parse(ctx, fs, args, stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	src, closeDB, err := c.start(ctx, fs, args, stdout, func() error {
+		if *every != metrics.EveryDay && *every != metrics.EveryWeek {
+			return fmt.Errorf("-every %q: want day or week", *every)
 		}
-		return err
-	}
-	if *every != metrics.EveryDay && *every != metrics.EveryWeek {
-		fmt.Fprintf(stderr, "analyze: -every %q: want day or week\n", *every)
-		return errUsage
-	}
-	src, closeDB, err := c.open(ctx)
-	if err != nil {
+		return nil
+	})
+	if err != nil || src == nil {
 		return err
 	}
 	defer closeDB()
