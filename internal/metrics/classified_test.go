@@ -29,11 +29,11 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
 	for _, fixture := range []string{"hints_edge.jsonl", "rules_swaps.jsonl", "effect_rules.jsonl", "trend_days.jsonl"} {
-		input := typedFixture(t, fixture)
+		input := analyzeFixture(t, fixture)
 		stores := map[string]Source{
-			"default": typedTestDBWith(t, taxonomy.Default(), nil, input),
-			"other":   typedTestDBWith(t, otherTaxonomy(t), nil, input),
-			"none":    typedTestDBWith(t, nil, nil, input),
+			"default": ingestedDBWith(t, taxonomy.Default(), nil, input),
+			"other":   ingestedDBWith(t, otherTaxonomy(t), nil, input),
+			"none":    ingestedDBWith(t, nil, nil, input),
 		}
 		for name, src := range stores {
 			var n int64
@@ -75,7 +75,7 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 // again, as Taxonomy.Classify would.
 func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 	ctx := t.Context()
-	path := testdb.Build(t, testdb.Options{Taxonomy: taxonomy.Default()}, testdb.Input{Name: "input", Data: typedFixture(t, "hints_edge.jsonl")})
+	path := testdb.Build(t, testdb.Options{Taxonomy: taxonomy.Default()}, testdb.Input{Name: "input", Data: analyzeFixture(t, "hints_edge.jsonl")})
 	other := otherTaxonomy(t)
 	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: other})
 	if err != nil {

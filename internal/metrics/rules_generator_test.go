@@ -368,7 +368,7 @@ func TestHintGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hgGenerate: %v", err)
 	}
-	src := typedTestDB(t, nil, w.jsonl)
+	src := ingestedDB(t, nil, w.jsonl)
 	t.Run("hints", func(t *testing.T) { checkGeneratedHints(t, w, src) })
 	t.Run("mappings", func(t *testing.T) { checkGeneratedMappings(t, w, src) })
 	t.Run("rules", func(t *testing.T) { checkGeneratedRules(t, src) })
