@@ -18,7 +18,7 @@ import (
 // against schema/v1/ruleset.json, and that an agent parses it back.
 func checkRuleSetSchema(tb testing.TB, rs *ruleset.RuleSet) {
 	tb.Helper()
-	sch, err := schema.CompileRuleSetV1()
+	sch, err := schema.Compile(schema.RuleSetV1)
 	if err != nil {
 		tb.Fatal(err)
 	}
