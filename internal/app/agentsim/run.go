@@ -107,6 +107,41 @@ func helpOK(err error) error {
 	return err
 }
 
+// fleetOptions are the flags agentsim and agentsim demo share (each with
+// its own help): the scenario file, the seed, the sessions to run and how
+// many at once (0: the scenario's), and the log level.
+type fleetOptions struct {
+	scenario, logLevel    string
+	seed                  uint64
+	sessions, concurrency int
+}
+
+// problems reports what is wrong with the fleet flags, every problem.
+func (o *fleetOptions) problems() []error {
+	var errs []error
+	if o.sessions < 0 {
+		errs = append(errs, fmt.Errorf("-sessions %d is negative", o.sessions))
+	}
+	if o.concurrency < 0 {
+		errs = append(errs, fmt.Errorf("-concurrency %d is negative", o.concurrency))
+	}
+	return errs
+}
+
+// load returns the logger of -log-level, writing to stderr, and the
+// scenario of -scenario.
+func (o *fleetOptions) load(stderr io.Writer) (*slog.Logger, *sim.Scenario, error) {
+	log, err := newLogger(stderr, o.logLevel)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := sim.Load(o.scenario)
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, sc, nil
+}
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
