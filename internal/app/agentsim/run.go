@@ -77,26 +77,27 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; it returns flag.ErrHelp for -h, errUsage for bad
-// flags or stray arguments.
+// parseFlags parses args; it returns flag.ErrHelp for -h, cli.ErrUsage for
+// bad flags or stray arguments.
 func parseFlags(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}
-		return errUsage
+		return cli.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
-		return errUsage
+		return cli.ErrUsage
 	}
 	return nil
 }
 
-// usageError reports err (every problem of the flags) and returns errUsage.
+// usageError reports err (every problem of the flags) and returns
+// cli.ErrUsage.
 func usageError(fs *flag.FlagSet, err error) error {
 	fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-	return errUsage
+	return cli.ErrUsage
 }
 
 // helpOK turns flag.ErrHelp into success.

@@ -102,11 +102,11 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ingest: unexpected arguments %q\n", fs.Args())
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if c.Server.StoreDir == "" {
 		c.Server.StoreDir = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + ".jetstream"
@@ -140,7 +140,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	err := errors.Join(errs...)
 	if err != nil {
 		fmt.Fprintf(stderr, "ingest: %v\n", err)
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	return o, nil
 }
