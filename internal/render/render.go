@@ -113,11 +113,8 @@ func cells(rows any, omit []string) ([]string, [][]string, error) {
 	walk = func(t reflect.Type, prefix []int) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
+			name, ok := jsonName(f)
+			if !ok {
 				continue
 			}
 			path := append(append([]int(nil), prefix...), i)
@@ -174,6 +171,17 @@ func cell(v reflect.Value) string {
 		return fmt.Sprint(v.Interface())
 	}
 	return string(b)
+}
+
+// jsonName is the name f's json tag gives it ("" for none), the name of
+// its column in a table and in CSV; false for a field neither shows (not
+// exported, or tagged "-").
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name, name != "-"
 }
 
 // scalarText is the cell text of a number, a string or a bool, the same in

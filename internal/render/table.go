@@ -110,11 +110,8 @@ func rowLabel(head, row []string, numeric []bool, i int) string {
 func columnsOf(t reflect.Type, prefix string, get func(reflect.Value) (reflect.Value, bool), omit []string, cols *[]tableCol, lists *[]tableList) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		name, ok := jsonName(f)
+		if !ok {
 			continue
 		}
 		field := func(row reflect.Value) (reflect.Value, bool) {
