@@ -33,22 +33,19 @@ const EventV1 = BaseV1 + "event.json"
 // (agent/ruleset.RuleSet).
 const RuleSetV1 = BaseV1 + "ruleset.json"
 
-// CompileV1 compiles v1/event.json with format assertions on (so "time" must
-// be an RFC 3339 date-time). Every $ref is resolved from FS; a reference to
-// anything else is an error, never a network fetch.
+// CompileV1 compiles v1/event.json, the schema of an event: Compile(EventV1).
 //
 // The compiled schema validates a value as returned by
 // jsonschema.UnmarshalJSON. It cannot see what JSON parsing hides (duplicate
 // member names, invalid UTF-8, lone surrogate escapes); the evosignal
 // decoder rejects those as malformed before any schema check.
-func CompileV1() (*jsonschema.Schema, error) { return compileV1(EventV1) }
+func CompileV1() (*jsonschema.Schema, error) { return Compile(EventV1) }
 
-// CompileRuleSetV1 compiles v1/ruleset.json, the schema of a learned rule
-// set, as CompileV1 compiles the events'.
-func CompileRuleSetV1() (*jsonschema.Schema, error) { return compileV1(RuleSetV1) }
-
-// compileV1 compiles the v1 schema with $id id, format assertions on.
-func compileV1(id string) (*jsonschema.Schema, error) {
+// Compile compiles the v1 schema with $id id (EventV1, RuleSetV1: BaseV1
+// and a file's name under v1/) with format assertions on (so "time" must be
+// an RFC 3339 date-time). Every $ref is resolved from FS; a reference to
+// anything else is an error, never a network fetch.
+func Compile(id string) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -24,4 +26,23 @@ func Main(m MainFunc) {
 	code := m(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// ErrUsage is what a command's run returns for a wrong command line, after
+// saying on stderr what is wrong; ExitStatus makes it exit status 2.
+var ErrUsage = errors.New("usage")
+
+// ExitStatus is the exit status of the command name whose run returned err,
+// as a MainFunc returns it: 0 for nil, 2 for ErrUsage (already explained),
+// and 1 for any other error, which it prints on stderr after the command's
+// name.
+func ExitStatus(stderr io.Writer, name string, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return 2
+	}
+	fmt.Fprintln(stderr, name+":", err)
+	return 1
 }

@@ -154,19 +154,12 @@ func (t *tree) literal(lit string, k kind) *Error {
 }
 
 func (t *tree) object(depth int) *Error {
-	if depth > maxDepth {
-		return malformed("exceeded max nesting depth")
-	}
-	i := t.add(kObject, t.pos)
-	t.pos++ // {
-	t.skipSpace()
-	if t.pos < len(t.src) && t.src[t.pos] == '}' {
-		t.pos++
-		t.finish(i)
-		return nil
+	i, empty, err := t.open(kObject, '}', depth)
+	if err != nil || empty {
+		return err
 	}
 	n := int32(0)
-	for {
+	for done := false; !done; {
 		if t.pos >= len(t.src) || t.src[t.pos] != '"' {
 			return t.badChar("looking for beginning of object key string")
 		}
@@ -183,20 +176,9 @@ func (t *tree) object(depth int) *Error {
 			return err
 		}
 		n++
-		t.skipSpace()
-		if t.pos >= len(t.src) {
-			return malformed("unexpected end of JSON input")
+		if done, err = t.next('}', "after object key:value pair"); err != nil {
+			return err
 		}
-		c := t.src[t.pos]
-		if c == '}' {
-			t.pos++
-			break
-		}
-		if c != ',' {
-			return t.badChar("after object key:value pair")
-		}
-		t.pos++
-		t.skipSpace()
 	}
 	t.nodes[i].n = n
 	t.finish(i)
@@ -207,41 +189,61 @@ func (t *tree) object(depth int) *Error {
 }
 
 func (t *tree) array(depth int) *Error {
-	if depth > maxDepth {
-		return malformed("exceeded max nesting depth")
-	}
-	i := t.add(kArray, t.pos)
-	t.pos++ // [
-	t.skipSpace()
-	if t.pos < len(t.src) && t.src[t.pos] == ']' {
-		t.pos++
-		t.finish(i)
-		return nil
+	i, empty, err := t.open(kArray, ']', depth)
+	if err != nil || empty {
+		return err
 	}
 	n := int32(0)
-	for {
+	for done := false; !done; {
 		if err := t.value(depth); err != nil {
 			return err
 		}
 		n++
-		t.skipSpace()
-		if t.pos >= len(t.src) {
-			return malformed("unexpected end of JSON input")
+		if done, err = t.next(']', "after array element"); err != nil {
+			return err
 		}
-		c := t.src[t.pos]
-		if c == ']' {
-			t.pos++
-			break
-		}
-		if c != ',' {
-			return t.badChar("after array element")
-		}
-		t.pos++
-		t.skipSpace()
 	}
 	t.nodes[i].n = n
 	t.finish(i)
 	return nil
+}
+
+// open starts a container of kind k (an object or an array, at depth) at
+// its opening bracket. empty reports that it closed right away (close,
+// after white space), and then the node is finished.
+func (t *tree) open(k kind, close byte, depth int) (i int32, empty bool, err *Error) {
+	if depth > maxDepth {
+		return 0, false, malformed("exceeded max nesting depth")
+	}
+	i = t.add(k, t.pos)
+	t.pos++ // { or [
+	t.skipSpace()
+	if t.pos < len(t.src) && t.src[t.pos] == close {
+		t.pos++
+		t.finish(i)
+		return i, true, nil
+	}
+	return i, false, nil
+}
+
+// next reads what follows a member or an element of a container: done at
+// its close, else a comma (after names the place of a wrong character),
+// and the white space around either.
+func (t *tree) next(close byte, after string) (done bool, err *Error) {
+	t.skipSpace()
+	if t.pos >= len(t.src) {
+		return false, malformed("unexpected end of JSON input")
+	}
+	switch t.src[t.pos] {
+	case close:
+		t.pos++
+		return true, nil
+	case ',':
+		t.pos++
+		t.skipSpace()
+		return false, nil
+	}
+	return false, t.badChar(after)
 }
 
 // checkDuplicates rejects an object with two members of the same (decoded)

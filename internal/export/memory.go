@@ -8,12 +8,12 @@ import "github.com/evosignal/evosignal/internal/store"
 // whole table on a first run, then without the join with events: see
 // tableQuery) and, on later runs, joining the typed tables to the events
 // committed since. DuckDB's own default, 80 % of RAM, let the first export
-// of 10M events hold the table in memory: 6.5–6.9 GiB of RSS. Under this
-// limit the sorts spill to the temp directory: the first export of
-// scripts/bench-analyze's 10.5M events took 0.92–0.95 GiB of RSS and 29–31 s
-// (at 1 GiB: 1.35–1.7 GiB, 26 s; docs/operations.md, BENCHMARKS.md). Not
-// every part spills (a join's build side, the Parquet writers' buffers): a
-// -since/-until export of a large window, which joins, may need more.
+// of a large database hold the table in memory. Under this limit the sorts
+// spill to the temp directory, in a fraction of that memory and about the
+// same time (BENCHMARKS.md, "Figures behind the defaults";
+// docs/operations.md). Not every part spills (a join's build side, the
+// Parquet writers' buffers): a -since/-until export of a large window,
+// which joins, may need more.
 const DefaultMemoryLimit = "640MiB"
 
 // ReadOptions are the read-only open options of an export of a database:

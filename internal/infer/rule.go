@@ -65,11 +65,6 @@ type Rule struct {
 	Cap int
 }
 
-// DefaultRule is the rule as tuned (docs/inferred-replans.md): a change of
-// tool after at least one failed call, every tool its own family, at most 3
-// per session.
-func DefaultRule() Rule { return Rule{MinFailures: 1, Cap: 3} }
-
 // Validate reports every problem of r at once.
 func (r Rule) Validate() error {
 	var errs []error

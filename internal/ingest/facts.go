@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// When facts are stored. Storing a session's facts costs about a third of
-// writing its events, and a session refreshed while its events still
-// arrive is stored again later. So the ingester stores facts every
-// FactsEvery while it keeps up with the stream, but only every
-// FactsEvery × factsBusy while it works through a backlog (a file load,
-// or more than a batch waiting in the stream), and the whole pending set
-// once it has caught up. Queries stay exact meanwhile: the views compute
-// the pending sessions on the fly.
+// When facts are stored. Storing a session's facts costs a good part of
+// what writing its events does (BENCHMARKS.md, "Figures behind the
+// defaults"), and a session refreshed while its events still arrive is
+// stored again later. So the ingester stores facts every FactsEvery while
+// it keeps up with the stream, but only every FactsEvery × factsBusy while
+// it works through a backlog (a file load, or more than a batch waiting in
+// the stream), and the whole pending set once it has caught up. Queries
+// stay exact meanwhile: the views compute the pending sessions on the fly.
 //
 // factsShare bounds the writer's time spent storing facts: after a
 // refresh that took d, the next waits at least d × factsShare. A refresh
@@ -24,7 +24,9 @@ const (
 	factsShare = 9
 	bigRefresh = 100_000 // sessions: a refresh this large is announced before it starts
 	// factsOnStop: the most pending sessions stored when the ingester
-	// stops (about 2 s at 1M events, 5 s at 10M).
+	// stops, so that a stop takes seconds (BENCHMARKS.md, "Figures behind
+	// the defaults"); with more pending it leaves them all to the next
+	// start.
 	factsOnStop     = 50_000
 	maxFactsBackoff = 10 * time.Minute
 )

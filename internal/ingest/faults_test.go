@@ -21,7 +21,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/workshop/synth"
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
@@ -257,19 +257,19 @@ func TestOutOfMemoryLosesNothing(t *testing.T) {
 func TestHugeQueryHitsTheMemoryLimitWhileIngestionCommits(t *testing.T) {
 	r := startRig(t, filepath.Join(t.TempDir(), "evo.duckdb"), store.Options{MemoryLimit: "300MiB"})
 	ctx := t.Context()
-	qs, err := query.Start(ctx, r.nc, r.st.DB(), query.DefaultConfig(), testLogger(t))
+	qs, err := sqlservice.Start(ctx, r.nc, r.st.DB(), sqlservice.DefaultConfig(), testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer qs.Close()
-	client := query.NewClient(r.nc, "")
+	client := sqlservice.NewClient(r.nc, "")
 	// Checked first, so that a missing limit fails here, not by taking
 	// the machine's memory.
-	_, err = client.Query(ctx, query.Request{SQL: `SET memory_limit = '10GB'`})
+	_, err = client.Query(ctx, sqlservice.Request{SQL: `SET memory_limit = '10GB'`})
 	if err == nil {
 		t.Fatal("a query raised the memory limit")
 	}
-	res, err := client.Query(ctx, query.Request{SQL: `SELECT current_setting('memory_limit')`})
+	res, err := client.Query(ctx, sqlservice.Request{SQL: `SELECT current_setting('memory_limit')`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestHugeQueryHitsTheMemoryLimitWhileIngestionCommits(t *testing.T) {
 
 	huge := make(chan error, 1)
 	go func() {
-		_, err := client.Query(ctx, query.Request{SQL: `SELECT len(list(range)) FROM range(800000000)`})
+		_, err := client.Query(ctx, sqlservice.Request{SQL: `SELECT len(list(range)) FROM range(800000000)`})
 		huge <- err
 	}()
 	more, err := publishSessions(ctx, t, r.js, 10_000, 11)

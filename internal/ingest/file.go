@@ -31,11 +31,11 @@ func (in *Ingester) LoadFile(ctx context.Context, r io.Reader, name string) (sto
 		}
 		// Committed even when ctx is done (an orderly stop keeps what was
 		// read). While the database fails for a reason of the environment
-		// (disk full, out of memory) write waits and retries; stopped
-		// meanwhile, it returns the error and the lines of this batch are
-		// not stored: loading the file again stores them (what is stored
-		// already is skipped as duplicates).
-		res, err := in.write(ctx, store.Batch{Origin: store.FromFile, Items: batch})
+		// (disk full, out of memory) commitRetrying waits and retries;
+		// stopped meanwhile, it returns the error and the lines of this
+		// batch are not stored: loading the file again stores them (what is
+		// stored already is skipped as duplicates).
+		res, err := in.commitRetrying(ctx, store.Batch{Origin: store.FromFile, Items: batch})
 		total.Add(res)
 		if err != nil {
 			return fmt.Errorf("load %s at line %d: %w", name, line, err)

@@ -62,9 +62,8 @@ const DefaultMaxPlanTasks = 1000
 // The defaults of Config.MaxBatchSize and Config.MaxBatchBytes. A batch
 // of 16 MiB holds about 35,000 events of the usual size (400–500 bytes),
 // and two batches are in hand at most (one being built, one committing).
-// Measured with cmd/bench at 500,000 events, these defaults raise the
-// ingester's peak Go heap by about 120 MiB over fixed batches of 10,000;
-// its peak RSS, mostly DuckDB's, stays where it was.
+// What they cost in Go heap over fixed batches of 10,000: BENCHMARKS.md,
+// "Figures behind the defaults".
 const (
 	DefaultMaxBatchSize  = 100_000
 	DefaultMaxBatchBytes = 16 << 20

@@ -418,12 +418,12 @@ func (r *natsRun) commit(ctx context.Context, b *batch) error {
 	}
 	// The batch is committed even when ctx is done: that is the orderly
 	// shutdown. While the database fails for a reason of the environment,
-	// write retries and this goroutine holds the batch: the loop waits for
-	// it (handOff), so no more is read and nothing is acked. JetStream
-	// redelivers the unacked messages after the ack wait; the loop takes
-	// those as redeliveries of what it already holds.
+	// commitRetrying retries and this goroutine holds the batch: the loop
+	// waits for it (handOff), so no more is read and nothing is acked.
+	// JetStream redelivers the unacked messages after the ack wait; the
+	// loop takes those as redeliveries of what it already holds.
 	sb := store.Batch{Origin: store.FromNATS, Stream: r.in.cfg.Stream, Position: b.pos, StreamCreated: r.created, Items: b.items}
-	res, err := r.in.write(ctx, sb)
+	res, err := r.in.commitRetrying(ctx, sb)
 	if err != nil {
 		r.fatal.Store(true)
 		return fmt.Errorf("commit batch of %d messages up to seq %d: %w", len(b.items), b.pos, err)

@@ -12,21 +12,21 @@ import (
 // Config.RetryMax.
 const firstRetry = 200 * time.Millisecond
 
-// write commits b, retrying while the database fails for a reason of the
-// environment (store.FaultOf: disk full, out of memory, I/O, an
+// commitRetrying commits b, retrying while the database fails for a reason
+// of the environment (store.FaultOf: disk full, out of memory, I/O, an
 // invalidated database). Events the database refuses for their content are
 // dead-lettered by store.WriteIsolatingPart; nothing is dead-lettered
 // because of the environment. While the failure lasts the ingester is
 // stalled: /healthz answers 503 with the error, the log says so once when
 // it starts and once when it ends, and the caller holds everything it read
 // (nothing is acked, no more is read). The batch is written even after ctx
-// is done (an orderly stop keeps what was read), but write stops retrying
-// then and returns the error: the caller acks nothing of b, and the
-// messages (or the file's lines) are read again on the next start.
+// is done (an orderly stop keeps what was read), but commitRetrying stops
+// retrying then and returns the error: the caller acks nothing of b, and
+// the messages (or the file's lines) are read again on the next start.
 //
 // The parts of b committed before a failure are not written again: the
 // retry starts after them.
-func (in *Ingester) write(ctx context.Context, b store.Batch) (store.Result, error) {
+func (in *Ingester) commitRetrying(ctx context.Context, b store.Batch) (store.Result, error) {
 	wctx := context.WithoutCancel(ctx)
 	var total store.Result
 	wait := firstRetry

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/taxonomytest"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
 
@@ -29,11 +30,11 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
 	for _, fixture := range []string{"hints_edge.jsonl", "rules_swaps.jsonl", "effect_rules.jsonl", "trend_days.jsonl"} {
-		input := typedFixture(t, fixture)
+		input := analyzeFixture(t, fixture)
 		stores := map[string]Source{
-			"default": typedTestDBWith(t, taxonomy.Default(), nil, input),
-			"other":   typedTestDBWith(t, otherTaxonomy(t), nil, input),
-			"none":    typedTestDBWith(t, nil, nil, input),
+			"default": ingestedDBWith(t, taxonomy.Default(), nil, input),
+			"other":   ingestedDBWith(t, otherTaxonomy(t), nil, input),
+			"none":    ingestedDBWith(t, nil, nil, input),
 		}
 		for name, src := range stores {
 			var n int64
@@ -72,10 +73,10 @@ func TestStoredClassificationGivesTheSameResults(t *testing.T) {
 }
 
 // Opening a store with another taxonomy classifies every stored fact
-// again, as Taxonomy.Classify would.
+// again, as the Go classifier would (taxonomytest).
 func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 	ctx := t.Context()
-	path := testdb.Build(t, testdb.Options{Taxonomy: taxonomy.Default()}, testdb.Input{Name: "input", Data: typedFixture(t, "hints_edge.jsonl")})
+	path := testdb.Build(t, testdb.Options{Taxonomy: taxonomy.Default()}, testdb.Input{Name: "input", Data: analyzeFixture(t, "hints_edge.jsonl")})
 	other := otherTaxonomy(t)
 	st, err := store.OpenWith(ctx, path, store.Options{Taxonomy: other})
 	if err != nil {
@@ -92,6 +93,7 @@ func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rows.Close()
+	classify := taxonomytest.Classifier(other)
 	n := 0
 	for rows.Next() {
 		var d string
@@ -99,13 +101,13 @@ func TestStoreReclassifiesOnATaxonomyChange(t *testing.T) {
 		if err := rows.Scan(&d, &typ); err != nil {
 			t.Fatal(err)
 		}
-		want := other.Classify(d)
+		want := classify(d)
 		got := typ.String
 		if !typ.Valid {
 			got = other.Fallback
 		}
 		if got != want {
-			t.Errorf("%q stored as %q, Classify says %q", d, got, want)
+			t.Errorf("%q stored as %q, the Go classifier says %q", d, got, want)
 		}
 		n++
 	}

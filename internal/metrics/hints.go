@@ -79,7 +79,7 @@ func Hints(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy, cf
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
-	t, err := runTyped(ctx, src, "analyze/hints.sql", f, tax)
+	t, err := runClassifying(ctx, src, "analyze/hints.sql", f, tax)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,8 @@ func hintsByKey(rows []HintRow) map[string]HintRow {
 	return m
 }
 
-func typedNear(p *float64, want float64) bool {
+// ptrNear reports whether p is set and within 1e-12 of want.
+func ptrNear(p *float64, want float64) bool {
 	return p != nil && math.Abs(*p-want) < 1e-12
 }
 
@@ -39,7 +40,7 @@ func typedNear(p *float64, want float64) bool {
 // only stripped, a session with no end, a task id reused after a replan,
 // Chinese descriptions.
 func TestHintsEdges(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "hints_edge.jsonl"))
 	ctx := context.Background()
 	rows, err := Hints(ctx, src, Filter{By: []string{"task_type"}}, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil {
@@ -79,18 +80,18 @@ func TestHintsEdges(t *testing.T) {
 			if r.FailureRate != nil || r.FailureCI != nil || r.Lift != nil || r.FollowedRate != nil {
 				t.Errorf("%s: zero calls but rates %v %v %v %v, want null", k, r.FailureRate, r.FailureCI, r.Lift, r.FollowedRate)
 			}
-		} else if !typedNear(r.FailureRate, w.rate) || r.FailureCI == nil {
+		} else if !ptrNear(r.FailureRate, w.rate) || r.FailureCI == nil {
 			t.Errorf("%s: failure rate %v, want %v with an interval", k, r.FailureRate, w.rate)
 		}
 	}
 
 	wf := got["coding/write_file"]
-	if wf.Followed != 3 || wf.Deviated != 1 || !typedNear(wf.FollowedRate, 0.75) ||
-		!typedNear(wf.FollowedFailureRate, 1.0/3) || !typedNear(wf.DeviatedFailureRate, 0) {
+	if wf.Followed != 3 || wf.Deviated != 1 || !ptrNear(wf.FollowedRate, 0.75) ||
+		!ptrNear(wf.FollowedFailureRate, 1.0/3) || !ptrNear(wf.DeviatedFailureRate, 0) {
 		t.Errorf("coding/write_file followed %d (%v, failing %v), deviated %d (failing %v); want 3 (0.75, 1/3), 1 (0)",
 			wf.Followed, deref(wf.FollowedRate), deref(wf.FollowedFailureRate), wf.Deviated, deref(wf.DeviatedFailureRate))
 	}
-	if dr := got["search/search_web"].DropRate; !typedNear(dr, 1) {
+	if dr := got["search/search_web"].DropRate; !ptrNear(dr, 1) {
 		t.Errorf("search/search_web drop rate %v, want 1", deref(dr))
 	}
 	if dr := got["filesystem/pdf_magic"].DropRate; dr != nil {
@@ -113,7 +114,7 @@ func TestHintsEdges(t *testing.T) {
 // Without grouping, each hint is compared with every other call; the
 // numbers of testdata/analyze/README.md.
 func TestHintsOverall(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "hints_edge.jsonl"))
 	rows, err := Hints(context.Background(), src, Filter{}, taxonomy.Default(), HintsConfig{MinCalls: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestHintsOverall(t *testing.T) {
 	got := hintsByKey(rows)
 	wf := got["write_file"]
 	// 5 calls, 1 failed; the other 6 calls have 3 failures.
-	if wf.Calls != 5 || wf.Failed != 1 || wf.OtherCalls != 6 || wf.OtherFailed != 3 || !typedNear(wf.Lift, 0.4) || !wf.Supported {
+	if wf.Calls != 5 || wf.Failed != 1 || wf.OtherCalls != 6 || wf.OtherFailed != 3 || !ptrNear(wf.Lift, 0.4) || !wf.Supported {
 		t.Errorf("write_file: %+v", wf)
 	}
 	// Fisher's exact test of [[1 4] [3 3]]: p = 0.5455 (R: fisher.test).
@@ -144,14 +145,14 @@ func TestHintsOverall(t *testing.T) {
 // Events arriving out of order, in small batches, give the same rows.
 func TestHintsOutOfOrder(t *testing.T) {
 	ctx := context.Background()
-	b := typedFixture(t, "hints_edge.jsonl")
+	b := analyzeFixture(t, "hints_edge.jsonl")
 	f := Filter{By: []string{"task_type"}}
-	want, err := Hints(ctx, typedTestDB(t, nil, b), f, taxonomy.Default(), DefaultHintsConfig())
+	want, err := Hints(ctx, ingestedDB(t, nil, b), f, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for seed := range uint64(3) {
-		got, err := Hints(ctx, typedTestDB(t, rand.New(rand.NewPCG(seed, 7)), b), f, taxonomy.Default(), DefaultHintsConfig())
+		got, err := Hints(ctx, ingestedDB(t, rand.New(rand.NewPCG(seed, 7)), b), f, taxonomy.Default(), DefaultHintsConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestHintsOutOfOrder(t *testing.T) {
 
 // No session selected: no rows, no error.
 func TestHintsEmpty(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "hints_edge.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "hints_edge.jsonl"))
 	rows, err := Hints(context.Background(), src, Filter{Agent: "nobody"}, taxonomy.Default(), DefaultHintsConfig())
 	if err != nil || len(rows) != 0 {
 		t.Fatalf("Hints(agent nobody) = %v, %v; want no rows", rows, err)

@@ -100,7 +100,7 @@ func Mappings(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxonomy,
 	if err := errors.Join(f.Validate(), cfg.Validate()); err != nil {
 		return nil, err
 	}
-	t, err := runTyped(ctx, src, "analyze/mappings.sql", f, tax,
+	t, err := runClassifying(ctx, src, "analyze/mappings.sql", f, tax,
 		sql.Named("window_us", cfg.Window.Microseconds()),
 		sql.Named("windows", int64(cfg.Windows)))
 	if err != nil {

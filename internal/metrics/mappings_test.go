@@ -26,7 +26,7 @@ func mappingsByType(rows []MappingRow) map[string]MappingRow {
 // calls write_file 3 times and read_file once, except in week 2, where it
 // is the other way round: not stable.
 func TestMappingsStability(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "mappings_weeks.jsonl"))
 	res, err := Mappings(context.Background(), src, Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -40,14 +40,14 @@ func TestMappingsStability(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("types %v, want coding and testing", hintKeys(got))
 	}
-	if testing_.Calls != 16 || *testing_.TopTool != "run_command" || !typedNear(testing_.TopShare, 0.75) || !testing_.Stable {
+	if testing_.Calls != 16 || *testing_.TopTool != "run_command" || !ptrNear(testing_.TopShare, 0.75) || !testing_.Stable {
 		t.Errorf("testing: %d calls, top %v %v, stable %v; want 16, run_command 0.75, stable", testing_.Calls, *testing_.TopTool, deref(testing_.TopShare), testing_.Stable)
 	}
 	// H(0.75, 0.25) = 0.811278 bits.
 	if math.Abs(testing_.Entropy-0.8112781244591328) > 1e-12 {
 		t.Errorf("testing entropy %v, want 0.8112781", testing_.Entropy)
 	}
-	if coding.Calls != 16 || *coding.TopTool != "write_file" || !typedNear(coding.TopShare, 10.0/16) || coding.Stable {
+	if coding.Calls != 16 || *coding.TopTool != "write_file" || !ptrNear(coding.TopShare, 10.0/16) || coding.Stable {
 		t.Errorf("coding: %d calls, top %v %v, stable %v; want 16, write_file 0.625, not stable", coding.Calls, *coding.TopTool, deref(coding.TopShare), coding.Stable)
 	}
 	var holds []bool
@@ -61,11 +61,11 @@ func TestMappingsStability(t *testing.T) {
 	if !reflect.DeepEqual(holds, []bool{true, true, false, true}) {
 		t.Errorf("coding windows hold %v, want [true true false true]", holds)
 	}
-	if w := coding.Windows[2]; *w.TopTool != "read_file" || !typedNear(w.TopShare, 0.75) {
+	if w := coding.Windows[2]; *w.TopTool != "read_file" || !ptrNear(w.TopShare, 0.75) {
 		t.Errorf("coding window 3: top %v %v, want read_file 0.75", *w.TopTool, deref(w.TopShare))
 	}
 	tools := coding.Tools
-	if len(tools) != 2 || tools[0].Tool != "write_file" || tools[0].Calls != 10 || !typedNear(tools[0].Share, 0.625) || !typedNear(tools[0].SuccessRate, 1) {
+	if len(tools) != 2 || tools[0].Tool != "write_file" || tools[0].Calls != 10 || !ptrNear(tools[0].Share, 0.625) || !ptrNear(tools[0].SuccessRate, 1) {
 		t.Errorf("coding tools %+v, want write_file 10 (0.625) first", tools)
 	}
 }
@@ -74,7 +74,7 @@ func TestMappingsStability(t *testing.T) {
 // nothing is stable; with 2 windows of 7 days coding is (weeks 3 and 4
 // agree); with a window ending before the data, no window has calls.
 func TestMappingsConfig(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "mappings_weeks.jsonl"))
 	ctx := context.Background()
 	tax := taxonomy.Default()
 	week := 7 * 24 * time.Hour
@@ -106,7 +106,7 @@ func TestMappingsConfig(t *testing.T) {
 
 // Zero calls: no rows. Bad configuration: every problem at once.
 func TestMappingsEdges(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "mappings_weeks.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "mappings_weeks.jsonl"))
 	ctx := context.Background()
 	res, err := Mappings(ctx, src, Filter{TaskType: "docs"}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil || len(res.Rows) != 0 {
@@ -125,12 +125,12 @@ func TestMappingsEdges(t *testing.T) {
 
 func TestMappingsOutOfOrder(t *testing.T) {
 	ctx := context.Background()
-	b := typedFixture(t, "mappings_weeks.jsonl")
-	want, err := Mappings(ctx, typedTestDB(t, nil, b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
+	b := analyzeFixture(t, "mappings_weeks.jsonl")
+	want, err := Mappings(ctx, ingestedDB(t, nil, b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Mappings(ctx, typedTestDB(t, rand.New(rand.NewPCG(1, 2)), b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
+	got, err := Mappings(ctx, ingestedDB(t, rand.New(rand.NewPCG(1, 2)), b), Filter{}, taxonomy.Default(), DefaultMappingsConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func learnRuleSets(ctx context.Context, src Source, f Filter, tax *taxonomy.Taxo
 	if err != nil {
 		return nil, err
 	}
-	t, err := runTyped(ctx, src, "analyze/rules_replace.sql", rf, tax)
+	t, err := runClassifying(ctx, src, "analyze/rules_replace.sql", rf, tax)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/taxonomytest"
 )
 
 // The generator writes agent sessions whose statistics are known: each task
@@ -351,11 +352,11 @@ func hgOptional(s string) *string {
 func hgWithin(got, want, sd float64) bool { return math.Abs(got-want) <= 4*sd+1e-12 }
 
 func TestHintGeneratorDescriptions(t *testing.T) {
-	tax := taxonomy.Default()
+	classify := taxonomytest.Classifier(taxonomy.Default())
 	for _, ty := range hgTypes {
 		for _, d := range ty.descs {
-			if got := tax.Classify(d); got != ty.name {
-				t.Errorf("Classify(%q) = %s, want %s", d, got, ty.name)
+			if got := classify(d); got != ty.name {
+				t.Errorf("classify(%q) = %s, want %s", d, got, ty.name)
 			}
 		}
 	}
@@ -368,7 +369,7 @@ func TestHintGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("hgGenerate: %v", err)
 	}
-	src := typedTestDB(t, nil, w.jsonl)
+	src := ingestedDB(t, nil, w.jsonl)
 	t.Run("hints", func(t *testing.T) { checkGeneratedHints(t, w, src) })
 	t.Run("mappings", func(t *testing.T) { checkGeneratedMappings(t, w, src) })
 	t.Run("rules", func(t *testing.T) { checkGeneratedRules(t, src) })

@@ -18,7 +18,7 @@ import (
 // against schema/v1/ruleset.json, and that an agent parses it back.
 func checkRuleSetSchema(tb testing.TB, rs *ruleset.RuleSet) {
 	tb.Helper()
-	sch, err := schema.CompileRuleSetV1()
+	sch, err := schema.Compile(schema.RuleSetV1)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func checkRuleSetSchema(tb testing.TB, rs *ruleset.RuleSet) {
 // prefer rules, an agent's, a window's, an empty one) is valid against the
 // schema; TestHintGenerator checks the generated world's too.
 func TestRuleSetsValidateAgainstSchema(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
 	tax := taxonomy.Default()
 	window := Filter{Since: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)}

@@ -36,7 +36,7 @@ func ruleIDs(rs *ruleset.RuleSet) []string {
 // to the same task hinted grep, which succeeds twice and completes; one
 // coder session calls grep once.
 func TestLearnRulesSwaps(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
 	tax := taxonomy.Default()
 	f := Filter{Since: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}
@@ -98,7 +98,7 @@ func TestLearnRulesSwaps(t *testing.T) {
 
 // At the default thresholds the fixture is too small for any rule.
 func TestLearnRulesDefaults(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "rules_swaps.jsonl"))
 	rs, err := LearnRules(context.Background(), src, Filter{}, taxonomy.Default(), DefaultRulesConfig(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestLearnRulesDefaults(t *testing.T) {
 // Per agent, each set comes from that agent's sessions only: skilllite's
 // has the rules (with 6 baseline calls instead of 7), coder's none.
 func TestLearnRulesByAgent(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "rules_swaps.jsonl"))
 	sets, err := LearnRulesByAgent(context.Background(), src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestLearnRulesByAgent(t *testing.T) {
 
 // The version follows the rules a planner applies, not their evidence.
 func TestRuleSetVersion(t *testing.T) {
-	src := typedTestDB(t, nil, typedFixture(t, "rules_swaps.jsonl"))
+	src := ingestedDB(t, nil, analyzeFixture(t, "rules_swaps.jsonl"))
 	ctx := context.Background()
 	a, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), swapThresholds(), rulesNow)
 	if err != nil {

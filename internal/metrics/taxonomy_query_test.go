@@ -15,23 +15,24 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/taxonomytest"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
 	"github.com/evosignal/evosignal/queries"
 )
 
-// typedTestDB loads JSON-lines inputs into a new DuckDB file through the
+// ingestedDB loads JSON-lines inputs into a new DuckDB file through the
 // ingester and returns it as a Source (closed when the test ends). With
 // shuffle set, each input's lines are loaded in a random order in batches
 // of 3, so that a session's events arrive out of order and across
 // transactions. The store classifies its facts with the default taxonomy,
 // as the ingester does.
-func typedTestDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
+func ingestedDB(tb testing.TB, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
-	return typedTestDBWith(tb, taxonomy.Default(), shuffle, inputs...)
+	return ingestedDBWith(tb, taxonomy.Default(), shuffle, inputs...)
 }
 
-// typedTestDBWith is typedTestDB with the store's taxonomy (nil: none).
-func typedTestDBWith(tb testing.TB, tax *taxonomy.Taxonomy, shuffle *rand.Rand, inputs ...[]byte) Source {
+// ingestedDBWith is ingestedDB with the store's taxonomy (nil: none).
+func ingestedDBWith(tb testing.TB, tax *taxonomy.Taxonomy, shuffle *rand.Rand, inputs ...[]byte) Source {
 	tb.Helper()
 	o := testdb.Options{Taxonomy: tax, Shuffle: shuffle}
 	if shuffle != nil {
@@ -44,8 +45,8 @@ func typedTestDBWith(tb testing.TB, tax *taxonomy.Taxonomy, shuffle *rand.Rand, 
 	return DB{DB: d.Store().DB()}
 }
 
-// typedFixture reads a file of testdata/analyze.
-func typedFixture(tb testing.TB, name string) []byte {
+// analyzeFixture reads a file of testdata/analyze.
+func analyzeFixture(tb testing.TB, name string) []byte {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join("../../testdata/analyze", name))
 	if err != nil {
@@ -56,11 +57,11 @@ func typedFixture(tb testing.TB, name string) []byte {
 
 // Every analysis query that classifies includes the fragment, and the
 // assembled text has no include line left.
-func TestTypedQueriesIncludeTheFragment(t *testing.T) {
+func TestClassifyingQueriesIncludeTheFragment(t *testing.T) {
 	for _, name := range []string{"analyze/hints.sql", "analyze/mappings.sql", "analyze/rules_replace.sql"} {
-		q := typedQuery(name)
+		q := classifyingQuery(name)
 		if !strings.Contains(q, "tt_typed AS NOT MATERIALIZED (") {
-			t.Errorf("typedQuery(%s) did not include %s", name, typesFragment)
+			t.Errorf("classifyingQuery(%s) did not include %s", name, typesFragment)
 		}
 		if incs, err := queries.Includes(name); err != nil || !slices.Contains(incs, typesFragment) {
 			t.Errorf("queries.Includes(%s) = %v, %v; want %s among them", name, incs, err, typesFragment)
@@ -81,7 +82,7 @@ func TestTypesFragmentBranches(t *testing.T) {
 }
 
 // The SQL classification (one RE2 alternation per type, on lower(description))
-// agrees with Taxonomy.Classify on descriptions in English and Chinese,
+// agrees with the Go classifier (taxonomytest) on descriptions in English and Chinese,
 // including ones no type matches.
 func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 	descriptions := []string{
@@ -102,11 +103,11 @@ func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 	for i, d := range descriptions {
 		tasks = append(tasks, agent.Task{ID: int64(i + 1), Description: d})
 	}
-	mustTyped(t, s.Started(ctx, agent.SessionStarted{Goal: "classify", Agent: "skilllite", AgentVersion: "1", Model: "m"}))
-	mustTyped(t, s.PlanCreated(ctx, agent.PlanCreated{Tasks: tasks, Origin: events.OriginModel}))
-	mustTyped(t, w.Flush())
-	src := typedTestDB(t, nil, buf.Bytes())
-	tb, err := runTyped(ctx, src, "analyze/hints.sql", Filter{By: []string{"task_type"}}, tax)
+	must(t, s.Started(ctx, agent.SessionStarted{Goal: "classify", Agent: "skilllite", AgentVersion: "1", Model: "m"}))
+	must(t, s.PlanCreated(ctx, agent.PlanCreated{Tasks: tasks, Origin: events.OriginModel}))
+	must(t, w.Flush())
+	src := ingestedDB(t, nil, buf.Bytes())
+	tb, err := runClassifying(ctx, src, "analyze/hints.sql", Filter{By: []string{"task_type"}}, tax)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,15 +120,17 @@ func TestClassifyInSQLAgreesWithGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int64{}
+	classify := taxonomytest.Classifier(tax)
 	for _, task := range tasks {
-		want[tax.Classify(task.Description)]++
+		want[classify(task.Description)]++
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("planned tasks per type: SQL %v, Go %v", got, want)
 	}
 }
 
-func mustTyped(tb testing.TB, err error) {
+// must fails the test on err.
+func must(tb testing.TB, err error) {
 	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)

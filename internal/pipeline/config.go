@@ -18,7 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
@@ -50,7 +50,7 @@ type Config struct {
 	Ingest ingest.Config
 	// Query, when set, starts the read-only query service on the
 	// connection.
-	Query *query.Config
+	Query *sqlservice.Config
 	// OTLP, when set, receives OpenTelemetry GenAI traces over OTLP/HTTP on
 	// this address (POST /v1/traces) and publishes the events they map to
 	// on the stream, as any agent does.

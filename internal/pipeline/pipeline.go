@@ -15,7 +15,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
 	"github.com/evosignal/evosignal/internal/otlpin"
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -30,8 +30,8 @@ type Pipeline struct {
 	kv     jetstream.KeyValue
 	st     *store.Store
 	in     *ingest.Ingester
-	qsMu   sync.Mutex     // guards qs: the store may reopen its database (restartQuery)
-	qs     *query.Service // nil when none runs
+	qsMu   sync.Mutex          // guards qs: the store may reopen its database (restartQuery)
+	qs     *sqlservice.Service // nil when none runs
 	http   *httpServer
 	otlp   *otlpin.Receiver // nil unless Config.OTLP
 
@@ -130,7 +130,7 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		}
 	}
 	if cfg.Query != nil {
-		if p.qs, err = query.Start(ctx, p.nc, p.st.DB(), *cfg.Query, p.log.With("component", "query")); err != nil {
+		if p.qs, err = sqlservice.Start(ctx, p.nc, p.st.DB(), *cfg.Query, p.log.With("component", "query")); err != nil {
 			return nil, err
 		}
 		p.log.Info("answering read-only SQL", "subject", p.qs.Subject(), "timeout", cfg.Query.Timeout, "max_rows", cfg.Query.MaxRows)
@@ -311,7 +311,7 @@ func (p *Pipeline) restartQuery(ctx context.Context, db *sql.DB) {
 		return // none runs, or Close stopped it
 	}
 	p.qs.Close()
-	qs, err := query.Start(context.WithoutCancel(ctx), p.nc, db, *p.cfg.Query, p.log.With("component", "query"))
+	qs, err := sqlservice.Start(context.WithoutCancel(ctx), p.nc, db, *p.cfg.Query, p.log.With("component", "query"))
 	if err != nil {
 		p.qs = nil
 		p.log.Error("the database was reopened; the query service could not restart on it", "err", err)

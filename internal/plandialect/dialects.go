@@ -33,12 +33,6 @@ var builtin = map[string]Dialect{
 	DeepAgents: todoList{name: DeepAgents},
 }
 
-// Builtin returns the built-in dialect called name.
-func Builtin(name string) (Dialect, bool) {
-	d, ok := builtin[name]
-	return d, ok
-}
-
 // skillLite reads SkillLite's update_task_plan {tasks:[{id, description,
 // tool_hint?, completed?}], reason?}, as its tool schema states it
 // (skilllite-agent extensions/builtin/chat_data.rs): tasks required and not

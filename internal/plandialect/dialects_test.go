@@ -80,9 +80,9 @@ func TestParse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d, ok := Builtin(tt.dialect)
+			d, ok := builtin[tt.dialect]
 			if !ok {
-				t.Fatalf("Builtin(%q) not found", tt.dialect)
+				t.Fatalf("no built-in dialect %q", tt.dialect)
 			}
 			p, err := d.Parse([]byte(tt.args))
 			got := ""
@@ -110,7 +110,7 @@ func TestParseExamples(t *testing.T) {
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no examples for dialect %s (%v)", name, err)
 		}
-		d, _ := Builtin(name)
+		d := builtin[name]
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {

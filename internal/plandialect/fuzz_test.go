@@ -20,7 +20,7 @@ func FuzzDeepAgents(f *testing.F) { fuzzDialect(f, DeepAgents) }
 // give a consistent Result. Seeds: the examples under testdata/<dialect>/,
 // in pairs, and a few malformed arguments.
 func fuzzDialect(f *testing.F, name string) {
-	d, _ := Builtin(name)
+	d := builtin[name]
 	files, _ := filepath.Glob(filepath.Join("testdata", name, "*.json"))
 	if len(files) == 0 {
 		f.Fatalf("no seeds under testdata/%s", name)

@@ -274,11 +274,6 @@ func (a fileArgs) anyStr(m map[string]json.RawMessage, keys []string) (string, e
 	return a.str(m, k, "", false)
 }
 
-func (a fileArgs) anyBool(m map[string]json.RawMessage, keys []string) (bool, error) {
-	k, _ := a.find(m, keys)
-	return a.boolean(m, k, "")
-}
-
 func (a fileArgs) edit(m map[string]json.RawMessage, path string, first bool) (Edit, error) {
 	var e Edit
 	var err error

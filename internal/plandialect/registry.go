@@ -67,29 +67,6 @@ func (c Config) Validate() error {
 
 func builtinNames() []string { return slices.Sorted(maps.Keys(builtin)) }
 
-// ParseTools reads a tool mapping as a flag gives it: "tool=dialect" pairs
-// separated by commas, e.g. "TodoWrite=claude-code,todo_write=deepagents".
-// It checks the syntax only; Config.Validate checks the dialects.
-func ParseTools(s string) (map[string]string, error) {
-	out := map[string]string{}
-	for pair := range strings.SplitSeq(s, ",") {
-		pair = strings.TrimSpace(pair)
-		if pair == "" {
-			continue
-		}
-		tool, dialect, ok := strings.Cut(pair, "=")
-		tool, dialect = strings.TrimSpace(tool), strings.TrimSpace(dialect)
-		if !ok || tool == "" || dialect == "" {
-			return nil, fmt.Errorf("parse plan tools: %q is not tool=dialect", pair)
-		}
-		if _, dup := out[tool]; dup {
-			return nil, fmt.Errorf("parse plan tools: tool %q given twice", tool)
-		}
-		out[tool] = dialect
-	}
-	return out, nil
-}
-
 // Registry resolves plan tools to dialects and starts per-session trackers.
 // It is immutable and safe for concurrent use.
 type Registry struct {

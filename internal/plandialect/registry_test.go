@@ -1,7 +1,6 @@
 package plandialect
 
 import (
-	"maps"
 	"strings"
 	"testing"
 )
@@ -36,13 +35,7 @@ func TestRegistryLookup(t *testing.T) {
 }
 
 func TestRegistryConfiguredTools(t *testing.T) {
-	tools, err := ParseTools(" todo_write=deepagents, TodoWrite=claude-code ,")
-	if err != nil {
-		t.Fatalf("ParseTools: %v", err)
-	}
-	if want := map[string]string{"todo_write": DeepAgents, "TodoWrite": ClaudeCode}; !maps.Equal(tools, want) {
-		t.Fatalf("ParseTools = %v, want %v", tools, want)
-	}
+	tools := map[string]string{"todo_write": DeepAgents, "TodoWrite": ClaudeCode}
 	cfg := DefaultConfig()
 	cfg.Tools = tools
 	r, err := New(cfg)
@@ -57,22 +50,6 @@ func TestRegistryConfiguredTools(t *testing.T) {
 		if _, ok := r.Lookup(tool); ok {
 			t.Fatalf("Lookup(%q) found a dialect the config does not name", tool)
 		}
-	}
-}
-
-func TestParseToolsErrors(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{name: "no dialect", in: "TodoWrite", want: `"TodoWrite" is not tool=dialect`},
-		{name: "empty tool", in: "=codex", want: `"=codex" is not tool=dialect`},
-		{name: "twice", in: "a=codex,a=skilllite", want: `tool "a" given twice`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseTools(tt.in)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("ParseTools(%q) error = %v, want one containing %q", tt.in, err, tt.want)
-			}
-		})
 	}
 }
 

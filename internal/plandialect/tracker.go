@@ -22,9 +22,6 @@ const (
 	// Progressed: only statuses changed, or completed tasks left the list;
 	// never a replan (agent.task.completed per Result.Completed id).
 	Progressed
-	// Rejected: a plan call the agent refused, counted as a replan attempt
-	// (agent.plan.updated, valid false); from Tracker.Reject.
-	Rejected
 )
 
 func (k Kind) String() string {
@@ -37,8 +34,6 @@ func (k Kind) String() string {
 		return "replanned"
 	case Progressed:
 		return "progressed"
-	case Rejected:
-		return "rejected"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -50,13 +45,12 @@ type Result struct {
 	Kind Kind
 	// Tasks is the plan in force after the call, every id ≥ 1 and unique.
 	Tasks []Task
-	// Replan is the ordinal of a Replanned or Rejected call in the session,
-	// from 1; 0 otherwise.
+	// Replan is the ordinal of a Replanned call in the session, from 1; 0
+	// otherwise.
 	Replan int64
 	// OverCap: Replan ≥ the soft cap (with a cap).
 	OverCap bool
-	// Reason is the call's reason or explanation (Replanned), or why it was
-	// refused (Rejected).
+	// Reason is the call's reason or explanation (Replanned).
 	Reason string
 	// Kept (Replanned only): completed tasks of the new version carried over
 	// from the plan before (reworded ones, and ones completed by this very
@@ -95,7 +89,7 @@ type Tracker struct {
 	replans   int64
 }
 
-// Replans returns the number of Replanned and Rejected results so far.
+// Replans returns the number of Replanned results so far.
 func (t *Tracker) Replans() int64 { return t.replans }
 
 // Plan returns a copy of the plan in force; nil before the first plan.
@@ -116,15 +110,6 @@ func (t *Tracker) Current() (Task, bool) {
 		}
 	}
 	return Task{}, false
-}
-
-// Reject records a plan call the agent refused but counts as a replan
-// attempt: the ordinal rises, the plan in force stays. Adapters call it only
-// for calls their agent counts (SkillLite does not count a call its argument
-// validation rejected).
-func (t *Tracker) Reject(reason string) Result {
-	t.replans++
-	return Result{Kind: Rejected, Tasks: t.Plan(), Replan: t.replans, OverCap: t.overCap(), Reason: reason}
 }
 
 func (t *Tracker) overCap() bool { return t.softCap > 0 && t.replans >= t.softCap }

@@ -13,11 +13,10 @@ const (
 	D = "Update the docs"
 )
 
-// step is one plan call, or with reject set a refused one (Tracker.Reject).
+// step is one plan call.
 type step struct {
-	plan   Plan
-	reject string
-	want   string // summary of the Result
+	plan Plan
+	want string // summary of the Result
 }
 
 func because(reason string, p Plan) Plan { p.Reason = reason; return p }
@@ -141,11 +140,6 @@ func TestTracker(t *testing.T) {
 			{plan: todos("[ ] " + T), want: "replanned #2 tasks=3:" + T + " dropped=2 added=3"},
 			{plan: todos("[ ] " + D), want: "replanned #3 tasks=4:" + D + " dropped=3 added=4"},
 		}},
-		{name: "a refused call counts as an attempt", steps: []step{
-			{plan: todos("[ ] " + R), want: "created tasks=1:" + R + " added=1"},
-			{reject: "Task list cannot be empty", want: `rejected #1 reason="Task list cannot be empty" tasks=1:` + R},
-			{plan: todos("[ ] "+R, "[ ] "+F), want: "replanned #2 tasks=1:" + R + ",2:" + F + " added=2"},
-		}},
 		{name: "skilllite: task_plan, progress, update_task_plan renumbers, task_plan with a hint stripped", steps: []step{
 			{plan: withIDs("1 [ ] Read config @file_read", "2 [ ] Edit config @file_edit", "3 [ ] Run tests @command"),
 				want: "created tasks=1:Read config@file_read,2:Edit config@file_edit,3:Run tests@command added=1,2,3"},
@@ -190,14 +184,9 @@ func TestTracker(t *testing.T) {
 			}
 			tr := newTracker(t, cfg)
 			for i, s := range tt.steps {
-				var r Result
-				if s.reject != "" {
-					r = tr.Reject(s.reject)
-				} else {
-					var err error
-					if r, err = tr.Apply(s.plan); err != nil {
-						t.Fatalf("step %d: Apply: %v", i, err)
-					}
+				r, err := tr.Apply(s.plan)
+				if err != nil {
+					t.Fatalf("step %d: Apply: %v", i, err)
 				}
 				if got := summary(r); got != s.want {
 					t.Fatalf("step %d: Apply(%s) =\n  %s\nwant\n  %s", i, taskList(s.plan.Tasks), got, s.want)

@@ -12,23 +12,18 @@ func (r Result) PlanCreated() events.PlanCreatedData {
 	return d
 }
 
-// PlanUpdated returns the data of the agent.plan.updated a Replanned or
-// Rejected result stands for; trigger is the adapter's to say (the core
-// cannot see what prompted the call). A Rejected result has valid false, no
-// tasks and Reason as its error.
+// PlanUpdated returns the data of the agent.plan.updated a Replanned result
+// stands for; trigger is the adapter's to say (the core cannot see what
+// prompted the call).
 func (r Result) PlanUpdated(trigger events.Trigger) events.PlanUpdatedData {
-	d := events.PlanUpdatedData{
+	return events.PlanUpdatedData{
 		Replan:  r.Replan,
 		Trigger: trigger,
-		Tasks:   []events.Task{},
+		Valid:   true,
+		Reason:  r.Reason,
+		Tasks:   EventTasks(r.Tasks),
 		Kept:    append([]int64{}, r.Kept...),
 		Dropped: EventTasks(r.Dropped),
 		OverCap: r.OverCap,
 	}
-	if r.Kind == Rejected {
-		d.Error = r.Reason
-		return d
-	}
-	d.Valid, d.Reason, d.Tasks = true, r.Reason, EventTasks(r.Tasks)
-	return d
 }

@@ -46,21 +46,12 @@ func TestResultEventsValid(t *testing.T) {
 			emit(events.TaskCompleted, events.TaskCompletedData{TaskID: id, Completion: events.CompletionSuccess})
 		}
 	}
-	emit(events.PlanUpdated, tr.Reject("Task list cannot be empty").PlanUpdated(events.TriggerModel))
 	if kinds[Created] != 1 || kinds[Replanned] != 4 || kinds[Progressed] != 1 {
 		t.Fatalf("kinds = %v, want 1 created, 4 replanned, 1 progressed", kinds)
 	}
 }
 
-func TestPlanUpdatedRejected(t *testing.T) {
-	tr := newTracker(t, DefaultConfig())
-	if _, err := tr.Apply(todos("[ ] " + R)); err != nil {
-		t.Fatal(err)
-	}
-	d := tr.Reject("Invalid JSON").PlanUpdated(events.TriggerToolFailures)
-	if d.Valid || d.Error != "Invalid JSON" || d.Reason != "" || len(d.Tasks) != 0 || d.Replan != 1 {
-		t.Fatalf("PlanUpdated of a rejection = %+v, want invalid, error set, no tasks, replan 1", d)
-	}
+func TestPlanCreatedEmpty(t *testing.T) {
 	if c := (Result{Kind: Created}).PlanCreated(); c.Origin != events.OriginEmpty {
 		t.Fatalf("PlanCreated of an empty plan: origin %q, want empty", c.Origin)
 	}

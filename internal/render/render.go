@@ -113,11 +113,8 @@ func cells(rows any, omit []string) ([]string, [][]string, error) {
 	walk = func(t reflect.Type, prefix []int) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
+			name, ok := jsonName(f)
+			if !ok {
 				continue
 			}
 			path := append(append([]int(nil), prefix...), i)
@@ -151,6 +148,8 @@ func cells(rows any, omit []string) ([]string, [][]string, error) {
 	return head, body, nil
 }
 
+// cell is the CSV text of a value: a scalar as scalarText gives it, a time
+// in RFC 3339, a fmt.Stringer's text, anything else as compact JSON.
 func cell(v reflect.Value) string {
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
@@ -158,18 +157,8 @@ func cell(v reflect.Value) string {
 		}
 		v = v.Elem()
 	}
-	switch v.Kind() {
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if f != f { // NaN: undefined (no data)
-			return ""
-		}
-		return strconv.FormatFloat(f, 'f', 4, 64)
-	case reflect.String:
-		return v.String()
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprint(v.Interface())
+	if s, ok := scalarText(v); ok {
+		return s
 	}
 	if t, ok := v.Interface().(time.Time); ok {
 		return t.UTC().Format(time.RFC3339)
@@ -182,4 +171,35 @@ func cell(v reflect.Value) string {
 		return fmt.Sprint(v.Interface())
 	}
 	return string(b)
+}
+
+// jsonName is the name f's json tag gives it ("" for none), the name of
+// its column in a table and in CSV; false for a field neither shows (not
+// exported, or tagged "-").
+func jsonName(f reflect.StructField) (string, bool) {
+	if !f.IsExported() {
+		return "", false
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name, name != "-"
+}
+
+// scalarText is the cell text of a number, a string or a bool, the same in
+// a table and in CSV: a float with four decimals (NaN, no data, as
+// nothing), the others as fmt prints them. It is false for any other kind.
+func scalarText(v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if f != f { // NaN: undefined (no data)
+			return "", true
+		}
+		return strconv.FormatFloat(f, 'f', 4, 64), true
+	case reflect.String:
+		return v.String(), true
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprint(v.Interface()), true
+	}
+	return "", false
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 )
 
 // tableCellWidth is the widest a table cell prints; longer text wraps.
@@ -18,7 +18,7 @@ const tableCellWidth = 60
 // table (cells wrapped at tableCellWidth, at most TableWidth wide), csv, json
 // (an array of row objects, values as the query service's JSON answers
 // give them) or ndjson (the same objects, one a line).
-func WriteResult(w io.Writer, format string, res *query.Result) error {
+func WriteResult(w io.Writer, format string, res *sqlservice.Result) error {
 	switch format {
 	case "json":
 		return printJSONRows(w, res)
@@ -30,7 +30,7 @@ func WriteResult(w io.Writer, format string, res *query.Result) error {
 		for _, r := range res.Rows {
 			cells := make([]string, len(r))
 			for i, v := range r {
-				cells[i] = query.Text(res.Types[i], v)
+				cells[i] = sqlservice.Text(res.Types[i], v)
 			}
 			cw.Write(cells)
 		}
@@ -43,7 +43,7 @@ func WriteResult(w io.Writer, format string, res *query.Result) error {
 		for i, v := range row {
 			body[r][i] = "NULL"
 			if v != nil {
-				body[r][i] = query.Text(res.Types[i], v)
+				body[r][i] = sqlservice.Text(res.Types[i], v)
 			}
 		}
 	}
@@ -62,7 +62,7 @@ func WriteResult(w io.Writer, format string, res *query.Result) error {
 
 // printJSONRows prints the rows as a JSON array of objects, one per line,
 // keys in column order, values as in the service's JSON answers.
-func printJSONRows(w io.Writer, res *query.Result) error {
+func printJSONRows(w io.Writer, res *sqlservice.Result) error {
 	bw := bufio.NewWriter(w)
 	keys := make([][]byte, len(res.Columns))
 	for i, c := range res.Columns {
@@ -78,7 +78,7 @@ func printJSONRows(w io.Writer, res *query.Result) error {
 			if i > 0 {
 				bw.WriteString(", ")
 			}
-			b, err := marshalNoEscape(query.JSONValue(res.Types[i], v))
+			b, err := marshalNoEscape(sqlservice.JSONValue(res.Types[i], v))
 			if err != nil {
 				return fmt.Errorf("row %d column %s: %w", r+1, res.Columns[i], err)
 			}
@@ -107,7 +107,7 @@ func marshalNoEscape(v any) ([]byte, error) {
 
 // printNDJSONRows prints the rows as JSON objects, one a line, keys in
 // column order, values as printJSONRows gives them.
-func printNDJSONRows(w io.Writer, res *query.Result) error {
+func printNDJSONRows(w io.Writer, res *sqlservice.Result) error {
 	bw := bufio.NewWriter(w)
 	keys := make([][]byte, len(res.Columns))
 	for i, c := range res.Columns {
@@ -119,7 +119,7 @@ func printNDJSONRows(w io.Writer, res *query.Result) error {
 			if i > 0 {
 				bw.WriteString(",")
 			}
-			b, err := marshalNoEscape(query.JSONValue(res.Types[i], v))
+			b, err := marshalNoEscape(sqlservice.JSONValue(res.Types[i], v))
 			if err != nil {
 				return fmt.Errorf("row %d column %s: %w", r+1, res.Columns[i], err)
 			}

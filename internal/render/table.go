@@ -5,7 +5,6 @@ import (
 	"io"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -111,11 +110,8 @@ func rowLabel(head, row []string, numeric []bool, i int) string {
 func columnsOf(t reflect.Type, prefix string, get func(reflect.Value) (reflect.Value, bool), omit []string, cols *[]tableCol, lists *[]tableList) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
+		name, ok := jsonName(f)
+		if !ok {
 			continue
 		}
 		field := func(row reflect.Value) (reflect.Value, bool) {
@@ -256,18 +252,10 @@ func text(v reflect.Value) string {
 	if v.Type().Implements(stringerType) {
 		return v.Interface().(fmt.Stringer).String()
 	}
+	if s, ok := scalarText(v); ok {
+		return s
+	}
 	switch v.Kind() {
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if f != f { // NaN: undefined (no data)
-			return ""
-		}
-		return strconv.FormatFloat(f, 'f', 4, 64)
-	case reflect.String:
-		return v.String()
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprint(v.Interface())
 	case reflect.Slice, reflect.Array:
 		parts := make([]string, v.Len())
 		for i := range v.Len() {

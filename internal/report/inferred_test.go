@@ -8,20 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evosignal/evosignal/internal/infer"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/report"
 	"github.com/evosignal/evosignal/internal/workshop/inferbench"
 )
 
-// The report cites the rule the view applies (infer.DefaultRule, named as
-// cmd/inferbench names it) and the precision and recall that
+// The report cites the rule the view applies (inferbench.ChosenRule, named
+// as cmd/inferbench names it) and the precision and recall that
 // docs/inferred-replans.md reports for it over the whole report set.
 func TestInferredCitesTheMeasuredRule(t *testing.T) {
 	r := buildFixture(t)
 	in := r.Inferred
-	if !in.Estimate || in.Rule != inferbench.RuleName(infer.DefaultRule()) {
-		t.Fatalf("inferred section: estimate %v rule %q, want true and %q", in.Estimate, in.Rule, inferbench.RuleName(infer.DefaultRule()))
+	if !in.Estimate || in.Rule != inferbench.RuleName(inferbench.ChosenRule()) {
+		t.Fatalf("inferred section: estimate %v rule %q, want true and %q", in.Estimate, in.Rule, inferbench.RuleName(inferbench.ChosenRule()))
 	}
 	doc, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(in.MeasuredIn)))
 	if err != nil {

@@ -41,8 +41,8 @@ func (r redecisionRow) String() string {
 }
 
 // The view inferred_redecisions gives, on plan-less sessions, exactly the
-// re-decisions internal/infer's DefaultRule (the rule cmd/inferbench
-// measures) gives, with the same evidence; sessions with a plan get none.
+// re-decisions inferbench.ChosenRule (the rule cmd/inferbench chose)
+// gives, with the same evidence; sessions with a plan get none.
 func TestInferredRedecisionsViewIsTheRule(t *testing.T) {
 	ctx := t.Context()
 	sc, err := sim.Parse(sim.DefaultJSON())
@@ -107,7 +107,7 @@ func TestInferredRedecisionsViewIsTheRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule := infer.DefaultRule()
+	rule := inferbench.ChosenRule()
 	var want []redecisionRow
 	capped, singleFailure := false, false
 	for _, sess := range ss {
@@ -159,7 +159,7 @@ func TestInferredRedecisionsViewIsTheRule(t *testing.T) {
 	slices.SortFunc(got, byPlace)
 	slices.SortFunc(want, byPlace)
 	if !slices.Equal(got, want) {
-		t.Fatalf("inferred_redecisions differs from infer.DefaultRule:\n%s", diffRows(got, want))
+		t.Fatalf("inferred_redecisions differs from inferbench.ChosenRule:\n%s", diffRows(got, want))
 	}
 
 	// session_signals: has_plan, and the count for plan-less sessions only.

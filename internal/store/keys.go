@@ -136,10 +136,10 @@ func loadKeys(ctx context.Context, db *sql.DB) (*keySet, error) {
 
 // buildKeys builds the set of the keys of every stored event with room for
 // more keys beyond them at load 1/2. It reads the key_hash column through
-// the driver's rows, not database/sql's Scan, which is 3 to 4 times slower:
-// the set is rebuilt while ingesting (200,000 keys in 8–30 ms on a shared
-// 2-core machine; each key is read again about 2.7 times over the set's
-// growth from empty, as it grows 1.6 times at each rebuild).
+// the driver's rows, not database/sql's Scan, which is several times slower:
+// the set is rebuilt while ingesting (each key is read again about 2.7 times
+// over the set's growth from empty, as it grows 1.6 times at each rebuild;
+// what a rebuild takes: BENCHMARKS.md, "Figures behind the defaults").
 func buildKeys(ctx context.Context, conn *sql.Conn, more int) (*keySet, error) {
 	var n int
 	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&n); err != nil {

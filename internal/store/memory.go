@@ -13,36 +13,34 @@ import (
 // cached blocks of the database, the data committed since the last
 // checkpoint, the working memory of the statements) plus a soft limit on
 // the Go heap (the decoded batches, the de-duplication keys, the embedded
-// nats-server's buffers), 1.15-1.65 GiB of RSS together with what
+// nats-server's buffers); the ingester's RSS is the two together plus what
 // neither counts (code, stacks, DuckDB's allocations outside its buffer
 // pool, which a facts refresh of a large backlog makes grow most).
 //
 // A large buffer pool does not make ingestion faster: the ingester writes
 // each block once and reads back only the pending sessions' rows, so a
 // pool of a quarter of RAM (the earlier default) mostly held cached blocks
-// and committed data waiting for a checkpoint, and peaked at 4.4 GiB at 10M
-// events. A smaller one does not make it slower either (320 and 256 MiB
-// ingested at the rate of 512), but the pool is also the queries' memory:
-// at 384 MiB the demo's rule learning, beside a facts refresh, ran out of
-// it on a database of 5,000 events (their hash tables took 350 MiB), and
-// at 256 MiB the facts refresh of a 10M-event database did (BENCHMARKS.md).
-// Under the limit DuckDB evicts cached blocks and spills the rest
-// (uncheckpointed data, the facts refresh's joins) to the temp directory.
-// On a small machine a quarter of its memory is the limit.
+// and committed data waiting for a checkpoint. A smaller one does not make
+// it slower either, but the pool is also the queries' memory: below this
+// default, queries beside a facts refresh (the demo's rule learning) and
+// the facts refresh of a large database ran out of it. Under the limit
+// DuckDB evicts cached blocks and spills the rest (uncheckpointed data, the
+// facts refresh's joins) to the temp directory. On a small machine a
+// quarter of its memory is the limit. The figures behind both limits:
+// BENCHMARKS.md, "Figures behind the defaults".
 const (
 	// MaxDefaultMemoryLimit is the largest DefaultMemoryLimit.
 	MaxDefaultMemoryLimit = 512 << 20 // 512 MiB
 	minMemoryLimit        = 128 << 20 // 128 MiB, however small the machine
 	memoryShare           = 4         // at most a quarter of the machine's memory
 	// GoMemoryLimit is the Go heap's share of the ingester's budget: the
-	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets. The
-	// live heap while ingesting a backlog is 150-300 MiB (batches in
-	// flight, the pull buffer, the key set, and for ten seconds after a
-	// burst of publishing the embedded server's duplicate window): at
-	// 384 MiB the collector ran almost without pause and took a third of
-	// the CPU (ingest 71k events/s at 1M); at 512 MiB it ingested at the
-	// rate of 640 MiB (109k and 111k at 1M), at 448 MiB 10 % slower than
-	// at 512 (91k and 102k at 3M; BENCHMARKS.md).
+	// soft limit (runtime/debug.SetMemoryLimit) LimitGoMemory sets. It
+	// leaves room above the live heap of a backlog (batches in flight, the
+	// pull buffer, the key set, and for ten seconds after a burst of
+	// publishing the embedded server's duplicate window): closer to it the
+	// collector runs almost without pause and slows the ingester, while a
+	// higher limit ingests no faster and only lets the heap grow (the
+	// figures: BENCHMARKS.md, "Figures behind the defaults").
 	GoMemoryLimit = 512 << 20 // 512 MiB
 )
 

@@ -52,15 +52,15 @@ var defaultTaxonomy []byte
 // The classification runs in SQL (queries/analyze/mappings_task_types.sql):
 // each type's keywords and patterns are compiled into one RE2 alternation,
 // passed as the parallel lists $tax_types and $tax_patterns (at most
-// MaxTypes). Classify is the same rule in Go.
+// MaxTypes). The tests classify in Go by the same rule
+// (internal/workshop/taxonomytest) and hold the SQL to it.
 type Taxonomy struct {
 	Name     string `json:"name"`
 	Version  string `json:"version"`
 	Fallback string `json:"fallback"`
 	Types    []Type `json:"types"`
 
-	compiled []*regexp.Regexp // one per type
-	patterns []string         // their sources, as bound to $tax_patterns
+	patterns []string // one per type, as bound to $tax_patterns
 	id       string
 }
 
@@ -135,7 +135,7 @@ func (t *Taxonomy) compile() error {
 		errs = append(errs, fmt.Errorf("%d types: at most %d", len(t.Types), MaxTypes))
 	}
 	seen := map[string]bool{}
-	t.compiled, t.patterns = nil, nil
+	t.patterns = nil
 	for i, ty := range t.Types {
 		bad := func(format string, args ...any) {
 			errs = append(errs, fmt.Errorf("type %d (%q): %s", i+1, ty.Type, fmt.Sprintf(format, args...)))
@@ -169,12 +169,10 @@ func (t *Taxonomy) compile() error {
 			bad("no keywords or patterns")
 		}
 		src := strings.Join(alts, "|")
-		re, err := regexp.Compile(src)
-		if err != nil {
+		if _, err := regexp.Compile(src); err != nil {
 			bad("%v", err)
 			continue
 		}
-		t.compiled = append(t.compiled, re)
 		t.patterns = append(t.patterns, src)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -215,19 +213,6 @@ func keywordPattern(k string) string {
 // two files that classify alike have the same ID and an edited file that
 // kept its version does not.
 func (t *Taxonomy) ID() string { return t.id }
-
-// Classify returns the task type of description: the first type with a
-// matching keyword or pattern, else the fallback. It is the rule the SQL
-// applies.
-func (t *Taxonomy) Classify(description string) string {
-	d := strings.ToLower(description)
-	for i, re := range t.compiled {
-		if re.MatchString(d) {
-			return t.Types[i].Type
-		}
-	}
-	return t.Fallback
-}
 
 // Keywords returns the literal keywords of taskType, or nil when the
 // taxonomy does not list it.

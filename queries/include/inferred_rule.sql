@@ -11,7 +11,7 @@
 -- A re-decision is inferred at a call when the calls just before it are a
 -- streak of at least min_failures failed calls of one tool, and the call is
 -- of another tool; at most cap per session, the first ones. This is
--- internal/infer's DefaultRule (every tool its own family), the rule
+-- inferbench.ChosenRule (every tool its own family), the rule
 -- cmd/inferbench measures; a test in internal/store checks that the view and
 -- that rule give the same rows, and that rule names the parameters below.
 rule AS (

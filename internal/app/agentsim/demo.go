@@ -12,7 +12,6 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/workshop/demo"
-	"github.com/evosignal/evosignal/internal/workshop/sim"
 )
 
 // demoHead is the help of agentsim demo, naming the commands as the user
@@ -54,10 +53,10 @@ JetStream store. Progress goes to stderr; the paths are printed at the end.
 `
 
 type demoOptions struct {
-	scenario, dir, db, logLevel        string
-	generations, sessions, concurrency int
-	seed                               uint64
-	json                               bool
+	fleetOptions
+	dir, db     string
+	generations int
+	json        bool
 }
 
 func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptions, error) {
@@ -79,12 +78,7 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	if o.generations < 1 {
 		errs = append(errs, fmt.Errorf("-generations %d: want at least 1", o.generations))
 	}
-	if o.sessions < 0 {
-		errs = append(errs, fmt.Errorf("-sessions %d is negative", o.sessions))
-	}
-	if o.concurrency < 0 {
-		errs = append(errs, fmt.Errorf("-concurrency %d is negative", o.concurrency))
-	}
+	errs = append(errs, o.problems()...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, usageError(fs, err)
 	}
@@ -96,11 +90,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return helpOK(err)
 	}
-	log, err := newLogger(stderr, o.logLevel)
-	if err != nil {
-		return err
-	}
-	sc, err := sim.Load(o.scenario)
+	log, sc, err := o.load(stderr)
 	if err != nil {
 		return err
 	}

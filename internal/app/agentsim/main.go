@@ -17,24 +17,13 @@ package agentsim
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 // Main runs the agentsim command: args are its command line without the
-// program name. It returns the exit status: 2 for a wrong command line
-// (already explained on stderr), 1 for an error, which it prints.
+// program name. It returns the exit status (cli.ExitStatus).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := run(ctx, args, stdout, stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		fmt.Fprintln(stderr, "agentsim:", err)
-		return 1
-	}
-	return 0
+	return cli.ExitStatus(stderr, "agentsim", run(ctx, args, stdout, stderr))
 }
-
-// errUsage is returned by run for bad flags, after saying what is wrong.
-var errUsage = errors.New("usage")

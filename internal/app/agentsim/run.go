@@ -77,26 +77,27 @@ func newFlagSet(name, head string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args; it returns flag.ErrHelp for -h, errUsage for bad
-// flags or stray arguments.
+// parseFlags parses args; it returns flag.ErrHelp for -h, cli.ErrUsage for
+// bad flags or stray arguments.
 func parseFlags(ctx context.Context, fs *flag.FlagSet, args []string) error {
 	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return flag.ErrHelp
 		}
-		return errUsage
+		return cli.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
-		return errUsage
+		return cli.ErrUsage
 	}
 	return nil
 }
 
-// usageError reports err (every problem of the flags) and returns errUsage.
+// usageError reports err (every problem of the flags) and returns
+// cli.ErrUsage.
 func usageError(fs *flag.FlagSet, err error) error {
 	fmt.Fprintf(fs.Output(), "%s: %v\n", fs.Name(), err)
-	return errUsage
+	return cli.ErrUsage
 }
 
 // helpOK turns flag.ErrHelp into success.
@@ -105,6 +106,41 @@ func helpOK(err error) error {
 		return nil
 	}
 	return err
+}
+
+// fleetOptions are the flags agentsim and agentsim demo share (each with
+// its own help): the scenario file, the seed, the sessions to run and how
+// many at once (0: the scenario's), and the log level.
+type fleetOptions struct {
+	scenario, logLevel    string
+	seed                  uint64
+	sessions, concurrency int
+}
+
+// problems reports what is wrong with the fleet flags, every problem.
+func (o *fleetOptions) problems() []error {
+	var errs []error
+	if o.sessions < 0 {
+		errs = append(errs, fmt.Errorf("-sessions %d is negative", o.sessions))
+	}
+	if o.concurrency < 0 {
+		errs = append(errs, fmt.Errorf("-concurrency %d is negative", o.concurrency))
+	}
+	return errs
+}
+
+// load returns the logger of -log-level, writing to stderr, and the
+// scenario of -scenario.
+func (o *fleetOptions) load(stderr io.Writer) (*slog.Logger, *sim.Scenario, error) {
+	log, err := newLogger(stderr, o.logLevel)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := sim.Load(o.scenario)
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, sc, nil
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

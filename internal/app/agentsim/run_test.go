@@ -13,6 +13,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/bus"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/workshop/sim"
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
@@ -62,10 +63,10 @@ func TestUsage(t *testing.T) {
 		{"demo -h", []string{"demo", "-h"}, nil, "", []string{"-generations", "-sessions", "-seed", "-db", "-dir", "-json", "first-try"}},
 		{"truth -h", []string{"truth", "-h"}, nil, "", []string{"ground truth", "-json"}},
 		{"scenario -h", []string{"scenario", "-h"}, nil, "", []string{"default scenario"}},
-		{"unknown flag", []string{"-nope"}, errUsage, "", []string{"flag provided but not defined"}},
-		{"stray argument", []string{"demo", "extra"}, errUsage, "", []string{"unexpected arguments"}},
-		{"bad values", []string{"-rate", "-1", "-sessions", "-2", "-start", "yesterday"}, errUsage, "", []string{"-rate -1", "-sessions -2", `-start "yesterday"`}},
-		{"bad generations", []string{"demo", "-generations", "0"}, errUsage, "", []string{"-generations 0"}},
+		{"unknown flag", []string{"-nope"}, cli.ErrUsage, "", []string{"flag provided but not defined"}},
+		{"stray argument", []string{"demo", "extra"}, cli.ErrUsage, "", []string{"unexpected arguments"}},
+		{"bad values", []string{"-rate", "-1", "-sessions", "-2", "-start", "yesterday"}, cli.ErrUsage, "", []string{"-rate -1", "-sessions -2", `-start "yesterday"`}},
+		{"bad generations", []string{"demo", "-generations", "0"}, cli.ErrUsage, "", []string{"-generations 0"}},
 		{"bad scenario file", []string{"truth", "-scenario", "/nonexistent/s.json"}, nil, "read scenario", nil},
 	}
 	for _, tt := range tests {

@@ -39,12 +39,11 @@ publish to its server (-nats): two servers must not share a store.
 `
 
 type simOptions struct {
-	scenario, out, natsURL, storeDir, rulesFile, bucket, start, logLevel string
-	seed                                                                 uint64
-	sessions, concurrency                                                int
-	rate                                                                 float64
-	conn                                                                 bus.ConnConfig
-	stream                                                               bus.StreamConfig
+	fleetOptions
+	out, natsURL, storeDir, rulesFile, bucket, start string
+	rate                                             float64
+	conn                                             bus.ConnConfig
+	stream                                           bus.StreamConfig
 }
 
 func parseSimulate(ctx context.Context, args []string, stderr io.Writer) (*simOptions, error) {
@@ -68,13 +67,7 @@ func parseSimulate(ctx context.Context, args []string, stderr io.Writer) (*simOp
 	if err := parseFlags(ctx, fs, args); err != nil {
 		return nil, err
 	}
-	var errs []error
-	if o.sessions < 0 {
-		errs = append(errs, fmt.Errorf("-sessions %d is negative", o.sessions))
-	}
-	if o.concurrency < 0 {
-		errs = append(errs, fmt.Errorf("-concurrency %d is negative", o.concurrency))
-	}
+	errs := o.problems()
 	if !(o.rate >= 0) {
 		errs = append(errs, fmt.Errorf("-rate %v: want events per second ≥ 0", o.rate))
 	}
@@ -99,11 +92,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return helpOK(err)
 	}
-	log, err := newLogger(stderr, o.logLevel)
-	if err != nil {
-		return err
-	}
-	sc, err := sim.Load(o.scenario)
+	log, sc, err := o.load(stderr)
 	if err != nil {
 		return err
 	}

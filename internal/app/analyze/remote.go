@@ -7,7 +7,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
-	"github.com/evosignal/evosignal/internal/query"
+	query "github.com/evosignal/evosignal/internal/sqlservice"
 )
 
 // splitNATS splits a -nats value, URL[,URL…][#subject], into the server

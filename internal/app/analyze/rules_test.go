@@ -59,7 +59,7 @@ func TestRulesGolden(t *testing.T) {
 func TestRulesLoadInPlanner(t *testing.T) {
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
 	b := []byte(runForOutput(t, append([]string{"rules", "-db", swaps, "-format", "json"}, swapArgs...)...))
-	sch, err := schema.CompileRuleSetV1()
+	sch, err := schema.Compile(schema.RuleSetV1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/evosignal/evosignal/internal/query"
+	query "github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 

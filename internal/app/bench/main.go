@@ -10,25 +10,13 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 // Main runs the bench command: args are its command line without the
-// program name. It returns the exit status: 2 for a wrong command line
-// (already explained on stderr), 1 for an error, which it prints.
+// program name. It returns the exit status (cli.ExitStatus).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := run(ctx, args, stdout, stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		fmt.Fprintln(stderr, "bench:", err)
-		return 1
-	}
-	return 0
+	return cli.ExitStatus(stderr, "bench", run(ctx, args, stdout, stderr))
 }
-
-// errUsage is returned by run when the command line is wrong; the problem
-// has already been printed.
-var errUsage = errors.New("usage")

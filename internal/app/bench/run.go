@@ -45,15 +45,15 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if err := c.Validate(); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	c.Command = cli.Cmd(ctx, "bench "+strings.Join(args, " "))
 	// The words that select this command in its own executable: none for

@@ -80,8 +80,8 @@ func TestParseRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if _, err := parse(t.Context(), tt.args, &stderr); err != errUsage {
-				t.Fatalf("parse(%q) = %v, want errUsage", tt.args, err)
+			if _, err := parse(t.Context(), tt.args, &stderr); err != cli.ErrUsage {
+				t.Fatalf("parse(%q) = %v, want cli.ErrUsage", tt.args, err)
 			}
 		})
 	}

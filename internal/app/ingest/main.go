@@ -12,26 +12,15 @@ package ingest
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
 // Main runs the ingest command: args are its command line without the
-// program name. It returns the exit status: 2 for a wrong command line
-// (already explained on stderr), 1 for an error, which it prints.
+// program name. It returns the exit status (cli.ExitStatus).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	store.LimitGoMemory() // the Go share of the memory budget (docs/operations.md)
-	if err := run(ctx, args, stdin, stdout, stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		fmt.Fprintln(stderr, "ingest:", err)
-		return 1
-	}
-	return 0
+	return cli.ExitStatus(stderr, "ingest", run(ctx, args, stdin, stdout, stderr))
 }
-
-var errUsage = errors.New("usage")

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/bus"
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
@@ -26,17 +26,17 @@ func TestServerConfigRestrictsQueries(t *testing.T) {
 			"-server-config", "../../../testdata/nats/agents.conf", "-user", "ingest", "-password", "ingest-secret", "-log-level", "warn"},
 			nil, &bytes.Buffer{}, &stderr)
 	}()
-	connect := func(user, password string) *query.Client {
+	connect := func(user, password string) *sqlservice.Client {
 		nc, err := bus.Connect(bus.ConnConfig{URL: url, Name: user, User: user, Password: password}, nil)
 		if err != nil {
 			t.Fatalf("connect as %s: %v", user, err)
 		}
 		t.Cleanup(nc.Close)
-		c := query.NewClient(nc, "")
+		c := sqlservice.NewClient(nc, "")
 		c.Grace = 0
 		return c
 	}
-	var analyst *query.Client
+	var analyst *sqlservice.Client
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 		select {
 		case err := <-done:
@@ -51,7 +51,7 @@ func TestServerConfigRestrictsQueries(t *testing.T) {
 			}
 		}
 		if analyst != nil {
-			if res, err := analyst.Query(ctx, query.Request{SQL: "SELECT 42 AS n", TimeoutMS: 5000}); err == nil {
+			if res, err := analyst.Query(ctx, sqlservice.Request{SQL: "SELECT 42 AS n", TimeoutMS: 5000}); err == nil {
 				if len(res.Rows) != 1 {
 					t.Fatalf("analyst's answer %+v", res)
 				}
@@ -63,7 +63,7 @@ func TestServerConfigRestrictsQueries(t *testing.T) {
 		}
 	}
 	agentA := connect("agent-a", "a-secret")
-	if res, err := agentA.Query(ctx, query.Request{SQL: "SELECT 42 AS n", TimeoutMS: 1000}); err == nil {
+	if res, err := agentA.Query(ctx, sqlservice.Request{SQL: "SELECT 42 AS n", TimeoutMS: 1000}); err == nil {
 		t.Fatalf("agent A's credentials got an answer %+v, want none", res)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -100,7 +101,7 @@ func TestReplayFlagsConflict(t *testing.T) {
 		{"-dry-run"},
 	} {
 		var out, errOut bytes.Buffer
-		if err := run(t.Context(), args, nil, &out, &errOut); !errors.Is(err, errUsage) {
+		if err := run(t.Context(), args, nil, &out, &errOut); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("ingest %s = %v, want a usage error", strings.Join(args, " "), err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/pipeline"
-	"github.com/evosignal/evosignal/internal/query"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
@@ -44,13 +44,13 @@ type options struct {
 	replay, dryRun      bool
 	taxonomy            string
 	queryOn             bool
-	query               query.Config
+	query               sqlservice.Config
 	cfg                 pipeline.Config
 	logLevel, logFormat string
 }
 
 func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
-	o := &options{cfg: pipeline.DefaultConfig(), query: query.DefaultConfig()}
+	o := &options{cfg: pipeline.DefaultConfig(), query: sqlservice.DefaultConfig()}
 	c := &o.cfg
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -102,11 +102,11 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, flag.ErrHelp
 		}
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ingest: unexpected arguments %q\n", fs.Args())
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	if c.Server.StoreDir == "" {
 		c.Server.StoreDir = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + ".jetstream"
@@ -140,7 +140,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	err := errors.Join(errs...)
 	if err != nil {
 		fmt.Fprintf(stderr, "ingest: %v\n", err)
-		return nil, errUsage
+		return nil, cli.ErrUsage
 	}
 	return o, nil
 }

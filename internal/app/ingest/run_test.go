@@ -17,6 +17,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/workshop/synth"
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
@@ -200,7 +201,7 @@ func TestBatchFlags(t *testing.T) {
 			var errOut bytes.Buffer
 			o, err := parse(t.Context(), append([]string{"-db", db}, tc.args...), &errOut)
 			if tc.wantUsageFail {
-				if !errors.Is(err, errUsage) {
+				if !errors.Is(err, cli.ErrUsage) {
 					t.Fatalf("parse(%q) = %v, want a usage error", tc.args, err)
 				}
 				return

@@ -9,25 +9,18 @@ package validate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
+
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 // Main runs the validate command: args are its command line without the
-// program name. It returns the exit status: 2 for a wrong command line
-// (already explained on stderr), 1 for an error, which it prints.
+// program name. It returns the exit status (cli.ExitStatus), 1 without a
+// word more for invalid events: run printed every violation and the count.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := run(ctx, args, stdin, stdout, stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		if errors.Is(err, errInvalid) {
-			return 1 // run printed every violation and the count
-		}
-		fmt.Fprintln(stderr, "validate:", err)
+	err := run(ctx, args, stdin, stdout, stderr)
+	if errors.Is(err, errInvalid) {
 		return 1
 	}
-	return 0
+	return cli.ExitStatus(stderr, "validate", err)
 }
-
-var errUsage = errors.New("usage")

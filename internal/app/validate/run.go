@@ -50,11 +50,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return errUsage
+		return cli.ErrUsage
 	}
 	if *maxBytes < 0 {
 		fmt.Fprintf(stderr, "validate: -max-event-bytes %d must not be negative\n", *maxBytes)
-		return errUsage
+		return cli.ErrUsage
 	}
 	files := fs.Args()
 	if len(files) == 0 {

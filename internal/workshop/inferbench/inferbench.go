@@ -165,6 +165,13 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	return rep, nil
 }
 
+// ChosenRule is the rule the bench chose when last run on its defaults
+// (docs/inferred-replans.md, "Chosen rule"): a change of tool after at
+// least one failed call, every tool its own family, at most 3 per session.
+// queries/include/inferred_rule.sql applies it to the stored tool calls;
+// the tests of that view (internal/store) and of the report hold them to it.
+func ChosenRule() infer.Rule { return infer.Rule{MinFailures: 1, Cap: 3} }
+
 // RuleName writes a rule's parameters.
 func RuleName(r infer.Rule) string {
 	fams := "tool"

@@ -135,3 +135,9 @@ func TestDefaultScenarios(t *testing.T) {
 		t.Fatalf("readEvents(%s) = %d sessions, %v", scs[len(scs)-1].File, len(ss), err)
 	}
 }
+
+func TestChosenRuleValid(t *testing.T) {
+	if err := ChosenRule().Validate(); err != nil {
+		t.Fatalf("ChosenRule().Validate() = %v", err)
+	}
+}

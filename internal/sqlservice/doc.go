@@ -1,4 +1,4 @@
-// Package query answers read-only SQL over the ingester's DuckDB database:
+// Package sqlservice answers read-only SQL over the ingester's DuckDB database:
 // while the ingester holds the file, no other process can open it, so the
 // ingester serves queries itself, over NATS.
 //
@@ -16,4 +16,4 @@
 //   - WriteArrowFile and WriteParquet save a Result.
 //
 // docs/query-service.md specifies the protocol for clients in any language.
-package query
+package sqlservice

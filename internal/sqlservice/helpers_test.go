@@ -1,9 +1,10 @@
-package query
+package sqlservice
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"reflect"
@@ -42,6 +43,22 @@ func startService(tb testing.TB, nc *nats.Conn, db *sql.DB, mod func(*Config)) *
 	}
 	tb.Cleanup(func() { s.Close() })
 	return s
+}
+
+// queryJSON runs req through the service c asks with format "json" and
+// returns the answer's body.
+func queryJSON(ctx context.Context, c *Client, req Request) ([]byte, error) {
+	req.Format = FormatJSON
+	r, err := c.open(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, r.failure(err)
+	}
+	return b, nil
 }
 
 // direct runs q through database/sql, scanning into any as metrics.DB

@@ -1,4 +1,4 @@
-package query
+package sqlservice
 
 import (
 	"context"
@@ -92,22 +92,6 @@ func (c *Client) QueryStats(ctx context.Context, req Request) (*Result, Stats, e
 	defer r.close()
 	res, err := r.decode()
 	return res, Stats{Messages: r.next, Bytes: r.bytes}, err
-}
-
-// QueryJSON runs req through the service with format "json" and returns the
-// answer's body.
-func (c *Client) QueryJSON(ctx context.Context, req Request) ([]byte, error) {
-	req.Format = FormatJSON
-	r, err := c.open(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, r.failure(err)
-	}
-	return b, nil
 }
 
 func (c *Client) open(ctx context.Context, req Request) (*answerReader, error) {

@@ -1,4 +1,4 @@
-package query
+package sqlservice
 
 import (
 	"context"
@@ -98,9 +98,9 @@ func TestResultsEqualDirect(t *testing.T) {
 					t.Errorf("%s: truncated, want complete", q.name)
 				}
 			}
-			body, err := client.QueryJSON(ctx, req)
+			body, err := queryJSON(ctx, client, req)
 			if err != nil {
-				t.Fatalf("QueryJSON(%q) = %v", c.sql, err)
+				t.Fatalf("queryJSON(%q) = %v", c.sql, err)
 			}
 			if d := sameJSON(body, want); d != "" {
 				t.Errorf("json: %s", d)
@@ -147,7 +147,7 @@ func TestJSONFormatShape(t *testing.T) {
 	srv, nc, _ := testkit.Embedded(t)
 	startService(t, nc, st.DB(), nil)
 	cnc, _ := testkit.Client(t, srv.ClientURL())
-	body, err := NewClient(cnc, "").QueryJSON(t.Context(), Request{SQL: `SELECT 1::HUGEINT AS h, 1.50::DECIMAL(4,2) AS d,
+	body, err := queryJSON(t.Context(), NewClient(cnc, ""), Request{SQL: `SELECT 1::HUGEINT AS h, 1.50::DECIMAL(4,2) AS d,
 		TIMESTAMPTZ '2024-05-01 10:00:00+00' AS t, DATE '2024-05-01' AS day, [1, 2] AS l, NULL AS n, 'nan'::DOUBLE AS f`})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestMaxRows(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.format == FormatJSON {
-				body, err := client.QueryJSON(t.Context(), tc.req)
+				body, err := queryJSON(t.Context(), client, tc.req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -232,7 +232,7 @@ func TestTimeoutCancelsQuery(t *testing.T) {
 			t0 := time.Now()
 			var err error
 			if tc.format == FormatJSON {
-				_, err = client.QueryJSON(t.Context(), tc.req)
+				_, err = queryJSON(t.Context(), client, tc.req)
 			} else {
 				_, err = client.Query(t.Context(), tc.req)
 			}
@@ -294,9 +294,9 @@ func TestLargeResultArrivesInChunks(t *testing.T) {
 		t.Fatalf("%d bytes per message, more than the max payload", per)
 	}
 	// JSON answers do not stream: too large is an error that says what to do.
-	_, err = NewClient(cnc, "").QueryJSON(t.Context(), Request{SQL: q})
+	_, err = queryJSON(t.Context(), NewClient(cnc, ""), Request{SQL: q})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), `"arrow"`) {
-		t.Fatalf("QueryJSON(large) = %v, want ErrTooLarge pointing at arrow", err)
+		t.Fatalf("queryJSON(large) = %v, want ErrTooLarge pointing at arrow", err)
 	}
 }
 
