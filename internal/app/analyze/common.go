@@ -18,7 +18,7 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
@@ -110,7 +110,7 @@ func (c *common) parse(ctx context.Context, fs *flag.FlagSet, args []string, std
 	// -nats is bound here rather than in newFlags: a command with a -nats
 	// of its own (rules -publish) keeps it and reads from -db.
 	if fs.Lookup("nats") == nil {
-		fs.StringVar(&c.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for a subject other than "+query.DefaultSubject+")")
+		fs.StringVar(&c.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for a subject other than "+sqlservice.DefaultSubject+")")
 	}
 	if err := cli.Parse(ctx, fs, args, stdout); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

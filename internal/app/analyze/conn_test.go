@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/evosignal/evosignal/agent/ruleset"
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -53,7 +53,7 @@ func TestNATSConnectionFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	svc, err := query.Start(context.Background(), nc, st.DB(), query.DefaultConfig(), nil)
+	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

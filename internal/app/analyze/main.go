@@ -9,7 +9,6 @@ package analyze
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -41,24 +40,12 @@ var commands = map[string]command{
 // program name. It returns the exit status: 2 for a wrong command line
 // (already explained on stderr), 1 for an error, which it prints.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	err := run(ctx, args, stdout, stderr)
-	if err != nil && !errors.Is(err, errUsage) {
-		fmt.Fprintln(stderr, "analyze:", err)
-	}
-	return exitCode(err)
+	return cli.ExitStatus(stderr, "analyze", run(ctx, args, stdout, stderr))
 }
 
-var errUsage = errors.New("usage")
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if errors.Is(err, errUsage) {
-		return 2
-	}
-	return 1
-}
+// errUsage is returned for a wrong command line, after saying what is
+// wrong.
+var errUsage = cli.ErrUsage
 
 func usage(ctx context.Context, w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s <command> [flags]\n", cli.Cmd(ctx, "analyze"))

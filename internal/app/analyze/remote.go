@@ -7,7 +7,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 )
 
 // splitNATS splits a -nats value, URL[,URL…][#subject], into the server
@@ -31,11 +31,11 @@ func connectNATS(spec string, conn bus.ConnConfig) (*nats.Conn, string, error) {
 }
 
 // openRemote is (*common).open for -nats: a Source over the query service
-// (query.Source).
+// (sqlservice.Source).
 func openRemote(spec string, conn bus.ConnConfig) (metrics.Source, func() error, error) {
 	nc, subject, err := connectNATS(spec, conn)
 	if err != nil {
 		return nil, nil, err
 	}
-	return query.Source{Client: query.NewClient(nc, subject)}, func() error { nc.Close(); return nil }, nil
+	return sqlservice.Source{Client: sqlservice.NewClient(nc, subject)}, func() error { nc.Close(); return nil }, nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/metrics"
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
@@ -52,7 +52,7 @@ func liveService(tb testing.TB, path string) (*store.Store, string) {
 	}
 	tb.Cleanup(func() { st.Close() })
 	srv, nc, _ := testkit.Embedded(tb)
-	svc, err := query.Start(context.Background(), nc, st.DB(), query.DefaultConfig(), nil)
+	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

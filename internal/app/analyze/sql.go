@@ -22,7 +22,7 @@ import (
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/render"
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/queries"
@@ -85,7 +85,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fl.PrintDefaults()
 	}
 	fl.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
-	fl.StringVar(&o.nats, "nats", "", "ask the running ingester's query service at this NATS `URL` instead (URL#subject for a subject other than "+query.DefaultSubject+")")
+	fl.StringVar(&o.nats, "nats", "", "ask the running ingester's query service at this NATS `URL` instead (URL#subject for a subject other than "+sqlservice.DefaultSubject+")")
 	fl.StringVar(&o.file, "f", "", "read the query from this `file` (- for stdin)")
 	fl.StringVar(&o.name, "q", "", "run the named query `name` of queries/analyze/ (see -list)")
 	fl.BoolVar(&o.list, "list", false, "list the named queries and exit")
@@ -170,7 +170,7 @@ func parseInterspersed(ctx context.Context, fl *flag.FlagSet, args []string, std
 }
 
 // request builds the request from the query source and the parameters.
-func (o *sqlOptions) request(text string) (query.Request, error) {
+func (o *sqlOptions) request(text string) (sqlservice.Request, error) {
 	sources := 0
 	for _, s := range []string{text, o.file, o.name} {
 		if s != "" {
@@ -178,9 +178,9 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 		}
 	}
 	if sources != 1 {
-		return query.Request{}, errors.New(`give the query as text, -f FILE or -q NAME (exactly one; -list shows the names)`)
+		return sqlservice.Request{}, errors.New(`give the query as text, -f FILE or -q NAME (exactly one; -list shows the names)`)
 	}
-	req := query.Request{SQL: text, MaxRows: o.maxRows, TimeoutMS: o.timeout.Milliseconds()}
+	req := sqlservice.Request{SQL: text, MaxRows: o.maxRows, TimeoutMS: o.timeout.Milliseconds()}
 	if o.maxRows < 0 || o.timeout < 0 {
 		return req, errors.New("-max-rows and -timeout must not be negative")
 	}
@@ -200,7 +200,7 @@ func (o *sqlOptions) request(text string) (query.Request, error) {
 		// neutral values; -param overrides them. Values a query does not
 		// use are ignored.
 		defaults := append(metrics.Filter{}.Args(), taxonomy.Default().Args()...)
-		r, err := query.NewRequest(q, defaults...)
+		r, err := sqlservice.NewRequest(q, defaults...)
 		if err != nil {
 			return req, err
 		}
@@ -317,35 +317,35 @@ func listQueries(w io.Writer) error {
 
 // querier opens the database (read-only, locked down as the service's is)
 // or connects to the query service.
-func (o *sqlOptions) querier(ctx context.Context) (query.Querier, func(), error) {
+func (o *sqlOptions) querier(ctx context.Context) (sqlservice.Querier, func(), error) {
 	if o.nats != "" {
 		nc, subject, err := connectNATS(o.nats, o.conn)
 		if err != nil {
 			return nil, nil, err
 		}
-		return query.NewClient(nc, subject), nc.Close, nil
+		return sqlservice.NewClient(nc, subject), nc.Close, nil
 	}
 	db, err := openDB(ctx, o.db, o.read)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := query.Lockdown(ctx, db); err != nil {
+	if err := sqlservice.Lockdown(ctx, db); err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("open %s: %w", o.db, err)
 	}
-	return query.Local{DB: db}, func() { db.Close() }, nil
+	return sqlservice.Local{DB: db}, func() { db.Close() }, nil
 }
 
-func writeResultFile(ctx context.Context, name string, res *query.Result) error {
+func writeResultFile(ctx context.Context, name string, res *sqlservice.Result) error {
 	if strings.EqualFold(filepath.Ext(name), ".parquet") {
-		return query.WriteParquet(ctx, name, res)
+		return sqlservice.WriteParquet(ctx, name, res)
 	}
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
-	err = query.WriteArrowFile(w, res)
+	err = sqlservice.WriteArrowFile(w, res)
 	if err == nil {
 		err = w.Flush()
 	}

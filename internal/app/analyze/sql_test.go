@@ -14,7 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	query "github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 )
 
@@ -149,7 +149,7 @@ func TestSQLOutFiles(t *testing.T) {
 	if got := fmt.Sprint(n); got != want {
 		t.Errorf("Arrow file has %s rows, want %s", got, want)
 	}
-	if meta, ok := fr.Schema().Field(2).Metadata.GetValue(query.MetaType); !ok || meta != "TIMESTAMPTZ" {
+	if meta, ok := fr.Schema().Field(2).Metadata.GetValue(sqlservice.MetaType); !ok || meta != "TIMESTAMPTZ" {
 		t.Errorf("Arrow field time carries type %q", meta)
 	}
 }
@@ -185,7 +185,7 @@ func TestSQLRefusesWhatIsNotARead(t *testing.T) {
 		"SELECT * FROM enable_profiling()",
 	} {
 		_, _, err := runSQLCmd("-db", path, q)
-		if !errors.Is(err, query.ErrRefused) {
+		if !errors.Is(err, sqlservice.ErrRefused) {
 			t.Errorf("analyze sql -db %q = %v, want ErrRefused", q, err)
 		}
 	}
@@ -210,7 +210,7 @@ func TestSQLNamedQueryList(t *testing.T) {
 		t.Errorf("-q fragment = %v, want a usage error", err)
 	}
 	_, _, err = runSQLCmd("-db", path, "-q", "mappings")
-	if !errors.Is(err, query.ErrBadRequest) || !strings.Contains(err.Error(), "$window") {
+	if !errors.Is(err, sqlservice.ErrBadRequest) || !strings.Contains(err.Error(), "$window") {
 		t.Errorf("-q mappings without its parameters = %v, want the missing parameter named", err)
 	}
 }

@@ -12,24 +12,17 @@ package bridge
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+
+	"github.com/evosignal/evosignal/internal/cli"
 )
 
 // Main runs the bridge command: args are its command line without the
 // program name. It returns the exit status: 2 for a wrong command line
 // (already explained on stderr), 1 for an error, which it prints.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if err := run(ctx, args, stdin, stdout, stderr); err != nil {
-		if errors.Is(err, errUsage) {
-			return 2
-		}
-		fmt.Fprintln(stderr, "bridge:", err)
-		return 1
-	}
-	return 0
+	return cli.ExitStatus(stderr, "bridge", run(ctx, args, stdin, stdout, stderr))
 }
 
 // errUsage is returned by run for bad flags, after saying what is wrong.
-var errUsage = errors.New("usage")
+var errUsage = cli.ErrUsage
