@@ -107,23 +107,16 @@ func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*RecordEr
 // Record translates one record: a hook's input, or the envelope the
 // documented hook command writes ({"time": RFC 3339, "hook": input}).
 func (t *Translator) Record(ctx context.Context, raw []byte) error {
-	t.N.Records++
-	h, err := parse(raw)
-	if err != nil {
-		t.N.Malformed++
-		return &RecordError{Err: err}
-	}
-	if h.Time.IsZero() {
-		h.Time = t.Now()
-	}
-	return t.hook(ctx, h)
+	return t.Base.Record(ctx, raw, func(ctx context.Context, input []byte, at time.Time) error {
+		h, err := parse(input, at)
+		if err != nil {
+			return &RecordError{Err: err}
+		}
+		return t.hook(ctx, h)
+	})
 }
 
-func parse(raw []byte) (*hook, error) {
-	raw, at, err := hooks.Unwrap(raw)
-	if err != nil {
-		return nil, err
-	}
+func parse(raw []byte, at time.Time) (*hook, error) {
 	h := &hook{Time: at}
 	if err := json.Unmarshal(raw, h); err != nil {
 		return nil, fmt.Errorf("hook input: %w", err)
@@ -187,7 +180,6 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 
 func (t *Translator) tool(ctx context.Context, s *session, h *hook) error {
 	if h.ToolName == "" {
-		t.N.Malformed++
 		return &RecordError{Err: fmt.Errorf("%s without tool_name", h.Event)}
 	}
 	id := h.ToolUseID

@@ -10,6 +10,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -106,6 +107,27 @@ func (b *Base[X]) Stats() Counts {
 // the input.
 func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Context, []byte) error, onErr func(*RecordError)) error {
 	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
+}
+
+// Record translates one record with translate, which gets the hook input
+// (the envelope taken off) and its time: the envelope's, else Now. A record
+// that is not a JSON object, and a *RecordError translate returns, are
+// counted malformed.
+func (b *Base[X]) Record(ctx context.Context, raw []byte, translate func(ctx context.Context, input []byte, at time.Time) error) error {
+	b.N.Records++
+	input, at, err := Unwrap(raw)
+	if err != nil {
+		err = &RecordError{Err: err}
+	} else {
+		if at.IsZero() {
+			at = b.Now()
+		}
+		err = translate(ctx, input, at)
+	}
+	if re := (*RecordError)(nil); errors.As(err, &re) {
+		b.N.Malformed++
+	}
+	return err
 }
 
 // Unwrap returns the hook input of a record, and the envelope's time when
