@@ -6,12 +6,6 @@ import (
 	"net/http"
 )
 
-// messagesRequest is what the server reads of a Messages API request.
-type messagesRequest struct {
-	Model  string `json:"model"`
-	Stream bool   `json:"stream"`
-}
-
 // anthropicError answers as the Messages API does when it refuses a
 // request.
 func anthropicError(w http.ResponseWriter, status int, kind, msg string) {
@@ -24,32 +18,11 @@ func anthropicError(w http.ResponseWriter, status int, kind, msg string) {
 // messages answers POST /v1/messages with the script's next step, streamed
 // when the request asks for it.
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		s.fail(err)
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	t, ok := s.begin(w, r, "/v1/messages", anthropicError)
+	if !ok {
 		return
 	}
-	var in messagesRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		err = fmt.Errorf("decode /v1/messages request: %w", err)
-		s.fail(err)
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	i, req, step, err := s.take(r, body, true)
-	if err != nil {
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		s.answered(i, http.StatusBadRequest)
-		return
-	}
-	if step == nil {
-		step = &Step{Text: s.cfg.SideText}
-	}
-	model := in.Model
-	if model == "" {
-		model = s.cfg.Model
-	}
+	i, req, step, body, model := t.i, t.req, t.step, t.body, t.model
 	blocks, err := anthropicContent(req.Step, step)
 	if err != nil {
 		s.fail(err)
@@ -63,7 +36,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	id := fmt.Sprintf("msg_fake_%03d", i)
 	usage := map[string]any{"input_tokens": tokens(body), "output_tokens": outputTokens(step), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-	if !in.Stream {
+	if !t.stream {
 		err := writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "type": "message", "role": "assistant", "model": model,
 			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage,

@@ -16,6 +16,7 @@
 package fakemodel
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -252,3 +253,47 @@ func inputJSON(c Call) (string, error) {
 
 // tokens is a rough token count of a request body: four bytes a token.
 func tokens(body []byte) int { return len(body)/4 + 1 }
+
+// turn is a scripted model request in hand: its number, the request, the
+// step that answers it, its body, the model to answer as and whether it
+// asked for a stream.
+type turn struct {
+	i      int
+	req    Request
+	step   *Step
+	body   []byte
+	model  string
+	stream bool
+}
+
+// begin reads a model request to path and takes the script's step for it.
+// On a problem it answers with refuse (the API's own error shape) and
+// returns false.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, path string, refuse func(w http.ResponseWriter, status int, kind, msg string)) (turn, bool) {
+	body, err := readBody(r)
+	if err != nil {
+		s.fail(err)
+		refuse(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return turn{}, false
+	}
+	var in struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		err = fmt.Errorf("decode %s request: %w", path, err)
+		s.fail(err)
+		refuse(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		return turn{}, false
+	}
+	i, req, step, err := s.take(r, body, true)
+	if err != nil {
+		refuse(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+		s.answered(i, http.StatusBadRequest)
+		return turn{}, false
+	}
+	if step == nil {
+		step = &Step{Text: s.cfg.SideText}
+	}
+	return turn{i: i, req: req, step: step, body: body, model: cmp.Or(in.Model, s.cfg.Model), stream: in.Stream}, true
+}

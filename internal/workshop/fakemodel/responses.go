@@ -1,17 +1,10 @@
 package fakemodel
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 )
-
-// responsesRequest is what the server reads of a Responses API request.
-type responsesRequest struct {
-	Model  string `json:"model"`
-	Stream bool   `json:"stream"`
-}
 
 // openAIError answers as the OpenAI API does when it refuses a request.
 func openAIError(w http.ResponseWriter, status int, kind, msg string) {
@@ -24,32 +17,11 @@ func openAIError(w http.ResponseWriter, status int, kind, msg string) {
 // a message item for its text, a function_call item per call (a
 // custom_tool_call item per custom one).
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r)
-	if err != nil {
-		s.fail(err)
-		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	t, ok := s.begin(w, r, "/v1/responses", openAIError)
+	if !ok {
 		return
 	}
-	var in responsesRequest
-	if err := json.Unmarshal(body, &in); err != nil {
-		err = fmt.Errorf("decode /v1/responses request: %w", err)
-		s.fail(err)
-		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	i, req, step, err := s.take(r, body, true)
-	if err != nil {
-		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-		s.answered(i, http.StatusBadRequest)
-		return
-	}
-	if step == nil {
-		step = &Step{Text: s.cfg.SideText}
-	}
-	model := in.Model
-	if model == "" {
-		model = s.cfg.Model
-	}
+	i, req, step, body, model := t.i, t.req, t.step, t.body, t.model
 	items, err := responseItems(i, req.Step, step)
 	if err != nil {
 		s.fail(err)
@@ -72,7 +44,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		"total_tokens": tokens(body) + out,
 	}
-	if !in.Stream {
+	if !t.stream {
 		if err := writeJSON(w, http.StatusOK, response("completed", items, usage)); err != nil {
 			s.fail(fmt.Errorf("answer /v1/responses: %w", err))
 		}
