@@ -8,6 +8,10 @@
 //	                                            UserPromptSubmit's prompt; model = SessionStart's model
 //	PostToolUse / PostToolUseFailure of TodoWrite   the plan-dialect core: agent.plan.created,
 //	                                            agent.plan.updated, agent.task.completed
+//	PostToolUse / …Failure of TaskCreate /      the core's incremental dialect: steps held
+//	TaskUpdate                                  until the burst ends (another tool's call,
+//	                                            Stop, a prompt, the end), then its events
+//	TaskList / TaskGet / ToolSearch             control calls; they do not end a burst
 //	PostToolUse of Write / Edit / MultiEdit     the same, from the plan file's content
 //	on a plan file (Config.Files)               (the Markdown dialect; paths resolved
 //	                                            against the session's first cwd)
@@ -15,7 +19,8 @@
 //	                                            failed: error, error_kind "interrupted" when
 //	                                            is_interrupt; duration from its PreToolUse when
 //	                                            both carry a time
-//	SessionEnd                                  agent.session.ended
+//	SessionEnd                                  agent.session.ended; a SessionStart after
+//	                                            it (a resumed run) starts <session_id>/2, …
 //	Stop                                        marks a turn done; a session whose input ends
 //	                                            after a Stop and without SessionEnd is ended
 //	                                            there; one without either stays open
