@@ -20,6 +20,12 @@
 // Tasks of dialects without ids get stable ids by matching descriptions
 // across versions (exact, normalised, then similar).
 //
+// Incremental task tools (Claude Code's TaskCreate, TaskUpdate) change one
+// task per call: a StepDialect parses a call (and its result, where the
+// agent assigns the id) into a Step, and a StepTracker holds a session's
+// steps until the adapter's Flush — before a real tool call, at a turn's
+// end — classifies the burst as one plan call through the same Tracker.
+//
 // New dialects implement Dialect and are added to the builtin table in
 // dialects.go. Plans kept as Markdown files (task_plan.md, Cursor's
 // *.plan.md) are read by MarkdownDialect from the content a FileTracker

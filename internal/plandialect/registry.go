@@ -15,20 +15,27 @@ const (
 )
 
 // DefaultTools maps the plan tools the built-in dialects recognise to their
-// dialect's name.
+// dialect's name: the whole-list tools (Dialect), Claude Code's incremental
+// task tools and the control tools beside them (StepDialect).
 func DefaultTools() map[string]string {
 	return map[string]string{
 		"update_task_plan": SkillLite,
 		"TodoWrite":        ClaudeCode,
 		"update_plan":      Codex,
 		"write_todos":      DeepAgents,
+		"TaskCreate":       ClaudeCodeTaskCreate,
+		"TaskUpdate":       ClaudeCodeTaskUpdate,
+		"TaskList":         Control,
+		"TaskGet":          Control,
+		"ToolSearch":       Control,
 	}
 }
 
 // Config configures a Registry.
 type Config struct {
 	// Tools maps a plan tool's name, as the agent calls it, to the name of a
-	// built-in dialect.
+	// built-in dialect: a Dialect (Registry.Lookup) or a StepDialect
+	// (Registry.LookupStep).
 	Tools map[string]string
 	// SoftCap is the replan ordinal from which a replan is over the cap
 	// (over_cap: ordinal ≥ SoftCap); 0 means no cap.
@@ -52,8 +59,9 @@ func (c Config) Validate() error {
 		if tool == "" {
 			errs = append(errs, errors.New("empty tool name"))
 		}
-		if _, ok := builtin[c.Tools[tool]]; !ok {
-			errs = append(errs, fmt.Errorf("tool %q: unknown dialect %q (known: %s)", tool, c.Tools[tool], strings.Join(builtinNames(), ", ")))
+		_, whole := builtin[c.Tools[tool]]
+		if _, step := builtinSteps[c.Tools[tool]]; !whole && !step {
+			errs = append(errs, fmt.Errorf("tool %q: unknown dialect %q (known: %s)", tool, c.Tools[tool], strings.Join(knownNames(), ", ")))
 		}
 	}
 	if c.SoftCap < 0 {
@@ -67,10 +75,17 @@ func (c Config) Validate() error {
 
 func builtinNames() []string { return slices.Sorted(maps.Keys(builtin)) }
 
+// knownNames are the names of every built-in dialect, whole-list and
+// incremental.
+func knownNames() []string {
+	return slices.Sorted(slices.Values(append(builtinNames(), slices.Collect(maps.Keys(builtinSteps))...)))
+}
+
 // Registry resolves plan tools to dialects and starts per-session trackers.
 // It is immutable and safe for concurrent use.
 type Registry struct {
 	tools map[string]Dialect
+	steps map[string]StepDialect
 	cfg   Config
 }
 
@@ -79,10 +94,14 @@ func New(cfg Config) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("plan dialect config: %w", err)
 	}
-	r := &Registry{tools: make(map[string]Dialect, len(cfg.Tools)), cfg: cfg}
+	r := &Registry{tools: map[string]Dialect{}, steps: map[string]StepDialect{}, cfg: cfg}
 	r.cfg.Tools = maps.Clone(cfg.Tools)
 	for tool, name := range cfg.Tools {
-		r.tools[tool] = builtin[name]
+		if d, ok := builtin[name]; ok {
+			r.tools[tool] = d
+		} else {
+			r.steps[tool] = builtinSteps[name]
+		}
 	}
 	return r, nil
 }
@@ -91,6 +110,14 @@ func New(cfg Config) (*Registry, error) {
 // plan tool (an ordinary tool call).
 func (r *Registry) Lookup(tool string) (Dialect, bool) {
 	d, ok := r.tools[tool]
+	return d, ok
+}
+
+// LookupStep returns the incremental dialect of a task tool or a control
+// tool, or false when tool is neither (a whole-list plan tool, or an
+// ordinary tool call).
+func (r *Registry) LookupStep(tool string) (StepDialect, bool) {
+	d, ok := r.steps[tool]
 	return d, ok
 }
 

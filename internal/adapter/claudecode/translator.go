@@ -8,6 +8,10 @@
 //	                                            UserPromptSubmit's prompt; model = SessionStart's model
 //	PostToolUse / PostToolUseFailure of TodoWrite   the plan-dialect core: agent.plan.created,
 //	                                            agent.plan.updated, agent.task.completed
+//	PostToolUse / …Failure of TaskCreate /      the core's incremental dialect: steps held
+//	TaskUpdate                                  until the burst ends (another tool's call,
+//	                                            Stop, a prompt, the end), then its events
+//	TaskList / TaskGet / ToolSearch             control calls; they do not end a burst
 //	PostToolUse of Write / Edit / MultiEdit     the same, from the plan file's content
 //	on a plan file (Config.Files)               (the Markdown dialect; paths resolved
 //	                                            against the session's first cwd)
@@ -15,7 +19,8 @@
 //	                                            failed: error, error_kind "interrupted" when
 //	                                            is_interrupt; duration from its PreToolUse when
 //	                                            both carry a time
-//	SessionEnd                                  agent.session.ended
+//	SessionEnd                                  agent.session.ended; a SessionStart after
+//	                                            it (a resumed run) starts <session_id>/2, …
 //	Stop                                        marks a turn done; a session whose input ends
 //	                                            after a Stop and without SessionEnd is ended
 //	                                            there; one without either stays open
@@ -66,6 +71,7 @@ type hook struct {
 	Event       string          `json:"hook_event_name"`
 	ToolName    string          `json:"tool_name"`
 	ToolInput   json.RawMessage `json:"tool_input"`
+	ToolResult  json.RawMessage `json:"tool_response"`
 	ToolUseID   string          `json:"tool_use_id"`
 	Error       string          `json:"error"`
 	IsInterrupt bool            `json:"is_interrupt"`
@@ -77,7 +83,8 @@ type hook struct {
 // Translator turns hook records into events. Not safe for concurrent use.
 type Translator struct {
 	*hooks.Base[own]
-	ended map[string]bool
+	ended map[string]bool // by key
+	runs  map[string]int  // by Claude Code session_id: runs begun after a SessionEnd
 }
 
 // own is what a Claude Code session keeps besides the base's.
@@ -94,7 +101,7 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 	if err != nil {
 		return nil, err
 	}
-	return &Translator{Base: b, ended: map[string]bool{}}, nil
+	return &Translator{Base: b, ended: map[string]bool{}, runs: map[string]int{}}, nil
 }
 
 // Read translates the JSON objects of r, one after the other (lines or
@@ -130,15 +137,31 @@ func parse(raw []byte, at time.Time) (*hook, error) {
 	if bytes.Equal(bytes.TrimSpace(h.ToolInput), []byte("null")) {
 		h.ToolInput = nil
 	}
+	if bytes.Equal(bytes.TrimSpace(h.ToolResult), []byte("null")) {
+		h.ToolResult = nil
+	}
 	return h, nil
 }
 
-func (t *Translator) hook(ctx context.Context, h *hook) error {
-	if t.ended[h.SessionID] {
-		t.N.Ignored++ // after SessionEnd
-		return nil
+// key is the session a hook of Claude Code's session sid belongs to: sid
+// for its first run, sid/2, sid/3, … for the runs begun by a SessionStart
+// after a SessionEnd (claude --resume, --continue).
+func (t *Translator) key(sid string) string {
+	if n := t.runs[sid]; n > 1 {
+		return fmt.Sprintf("%s/%d", sid, n)
 	}
-	s := t.Session(h.SessionID, h.Cwd, h.Time)
+	return sid
+}
+
+func (t *Translator) hook(ctx context.Context, h *hook) error {
+	if t.ended[t.key(h.SessionID)] {
+		if h.Event != "SessionStart" {
+			t.N.Ignored++ // after SessionEnd
+			return nil
+		}
+		t.runs[h.SessionID] = max(t.runs[h.SessionID], 1) + 1
+	}
+	s := t.Session(t.key(h.SessionID), h.Cwd, h.Time)
 	if s.Own.pre == nil {
 		s.Own.pre = map[string]time.Time{}
 	}
@@ -150,6 +173,9 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 		}
 		return nil // started with the next hook, which may bring the goal
 	case "UserPromptSubmit":
+		if err := s.Flush(ctx); err != nil {
+			return err
+		}
 		s.Prompts++
 		if s.Goal == "" {
 			s.Goal = h.Prompt
@@ -167,7 +193,10 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 		return t.tool(ctx, s, h)
 	case "Stop":
 		s.Stopped, s.StopAt = true, h.Time
-		return t.Open(ctx, s)
+		if err := t.Open(ctx, s); err != nil {
+			return err
+		}
+		return s.Flush(ctx)
 	case "SessionEnd":
 		if err := t.Open(ctx, s); err != nil {
 			return err
@@ -186,7 +215,7 @@ func (t *Translator) tool(ctx context.Context, s *session, h *hook) error {
 	if id == "" {
 		id = fmt.Sprintf("hook%d", s.Ordinal)
 	}
-	c := foreign.Call{Tool: h.ToolName, Args: h.ToolInput, OK: h.Event == "PostToolUse"}
+	c := foreign.Call{Tool: h.ToolName, Args: h.ToolInput, Result: h.ToolResult, OK: h.Event == "PostToolUse"}
 	if !c.OK {
 		c.Error = h.Error
 		if h.IsInterrupt {
@@ -208,6 +237,9 @@ func (t *Translator) end(ctx context.Context, s *session, at time.Time) error {
 	delete(t.Sessions, id)
 	t.ended[id] = true
 	t.N.Ended++
+	if err := s.Flush(ctx); err != nil { // before the outcome is judged
+		return err
+	}
 	t.N.Quality.Add(s.Quality())
 	return s.End(ctx, foreign.At{ID: id + "/end", Time: at}, s.Outcome(), s.Prompts, at.Sub(s.StartAt))
 }

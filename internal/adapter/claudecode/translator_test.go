@@ -164,3 +164,61 @@ func FuzzRecord(f *testing.F) {
 		}
 	})
 }
+
+// TestRealCLITaskTools bridges what the real Claude Code 2.1.332 wrote when
+// internal/workshop/realcli drove it (testdata/realcli/claude-code): its
+// task tools go through the plan-dialect core, and the script's truth,
+// counted by hand in testdata/realcli/README.md, comes out exactly.
+func TestRealCLITaskTools(t *testing.T) {
+	in, err := os.ReadFile("../../../testdata/realcli/claude-code/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, c, bad := translate(t, in)
+	if len(bad) > 0 {
+		t.Fatalf("malformed records: %v", bad)
+	}
+	type counts struct {
+		Sessions, Plans, Replans, Real, Failed, Control, Completions, Ended int
+	}
+	var got counts
+	var trace []string
+	for _, e := range s.evs {
+		trace = append(trace, e.Subject[8:]+" "+adaptertest.Render(t, e))
+		switch e.Type {
+		case events.SessionStarted:
+			got.Sessions++
+		case events.PlanCreated:
+			got.Plans++
+		case events.PlanUpdated:
+			got.Replans++
+		case events.TaskCompleted:
+			got.Completions++
+		case events.SessionEnded:
+			got.Ended++
+		case events.ToolCalled:
+			var d events.ToolCalledData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case d.Control:
+				got.Control++
+			case d.OK:
+				got.Real++
+			default:
+				got.Real++
+				got.Failed++
+			}
+		}
+	}
+	// Two runs (the second is claude -p --resume), one request each; 16
+	// control calls: TaskCreate 5, TaskUpdate 10, ToolSearch 1.
+	want := counts{Sessions: 2, Plans: 2, Replans: 1, Real: 6, Failed: 1, Control: 16, Completions: 5, Ended: 2}
+	if got != want {
+		t.Fatalf("bridged %+v, want %+v\n%s", got, want, strings.Join(trace, "\n"))
+	}
+	if c.Malformed != 0 || c.Quality != (claudecode.Counts{}).Quality {
+		t.Fatalf("counts %+v: want no malformed record and no data-quality note", c)
+	}
+}

@@ -142,8 +142,12 @@ type Call struct {
 	// Name is the tool name agent.tool.called records, when it differs from
 	// Tool (Cursor's hooks: Tool is the hook event the plan-file config
 	// knows, Name the tool it stands for); "" records Tool.
-	Name     string
-	Args     []byte // the call's arguments (JSON); nil when not recorded
+	Name string
+	Args []byte // the call's arguments (JSON); nil when not recorded
+	// Result is the call's result (JSON) where the record has one (Claude
+	// Code's tool_response); an incremental task tool's created task id is
+	// there. nil when not recorded.
+	Result   []byte
 	OK       bool
 	Error    string // why it failed
 	Kind     string // class of the failure (error_kind)
@@ -163,6 +167,11 @@ type Session struct {
 	// toolPlanned: a plan-tool call gave the session a plan with a task;
 	// from then on the plan tool is the session's only plan source.
 	toolPlanned bool
+	// st follows incremental task tools (nil until the first one); heldAt
+	// is where the steps it holds, if any, are emitted: the last held
+	// step's call.
+	st     *plandialect.StepTracker
+	heldAt At
 
 	seq       int64
 	started   bool
@@ -267,7 +276,21 @@ func (s *Session) Start(ctx context.Context, at At, d events.SessionStartedData)
 // any other call is agent.tool.called for the task in progress, with its
 // hint. Event ids are at.ID plus a suffix ("/plan", "/done/<task id>",
 // nothing for the call).
+//
+// An incremental task tool's call (TaskCreate, TaskUpdate) or a control
+// tool's (TaskList, TaskGet, ToolSearch) is a control call whose step is
+// held; any other call first ends the burst (Flush), so that the steps
+// before it are classified as one plan call.
 func (s *Session) Tool(ctx context.Context, at At, c Call) error {
+	if sd, ok := s.reg.LookupStep(c.Tool); ok {
+		if err := s.step(at, sd, c); err != nil {
+			return err
+		}
+		return s.called(ctx, at, c, nil, nil, true)
+	}
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
 	d, isPlan := s.reg.Lookup(c.Tool)
 	if !isPlan {
 		switch {
@@ -316,6 +339,64 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 		s.toolPlanned = true
 	}
 	return s.result(ctx, at, "", res)
+}
+
+// step holds one incremental task call's step. A failed call changed
+// nothing; a call whose arguments or result cannot be read, or which
+// names a task the session never created, is counted and skipped.
+func (s *Session) step(at At, d plandialect.StepDialect, c Call) error {
+	if !c.OK {
+		if d.Name() != plandialect.Control {
+			s.quality.PlanCallsFailed++
+		}
+		return nil
+	}
+	st, err := d.ParseStep(c.Args, c.Result)
+	switch {
+	case errors.Is(err, plandialect.ErrArguments) && c.Args == nil:
+		s.quality.PlanCallsWithoutArguments++
+		return nil
+	case errors.Is(err, plandialect.ErrArguments):
+		s.quality.PlanCallsUnreadable++
+		return nil
+	case err != nil:
+		return fmt.Errorf("session %s: parse %s: %w", s.id, c.Tool, err)
+	case st.Op == plandialect.StepRead:
+		return nil
+	}
+	if s.st == nil {
+		s.st = plandialect.NewStepTracker(s.tr)
+	}
+	err = s.st.Step(st)
+	if errors.Is(err, plandialect.ErrPlan) {
+		s.quality.PlanCallsUnreadable++
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: apply %s: %w", s.id, c.Tool, err)
+	}
+	s.heldAt = at
+	return nil
+}
+
+// Flush ends a burst of incremental task calls: the steps held since the
+// last real call go through the core as one plan call, whose events are
+// emitted at the burst's last call. Tool calls it before every call that
+// is not a task or control tool's, End before the session's end; an
+// adapter calls it where the agent's turn ends (Claude Code's Stop, a new
+// prompt). Nothing happens when no step is held.
+func (s *Session) Flush(ctx context.Context) error {
+	if s.st == nil {
+		return nil
+	}
+	res, ok := s.st.Flush()
+	if !ok {
+		return nil
+	}
+	if len(res.Tasks) > 0 {
+		s.toolPlanned = true
+	}
+	return s.result(ctx, s.heldAt, "", res)
 }
 
 // onPlanFile reports whether c is a file tool call that touches a plan file.
@@ -474,6 +555,9 @@ func (s *Session) Outcome() events.Outcome {
 // End emits agent.session.ended with the session's totals: replans as the
 // core counted them, tool calls and failed ones as emitted.
 func (s *Session) End(ctx context.Context, at At, outcome events.Outcome, iterations int64, dur time.Duration) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
 	return s.emit(ctx, at, "", events.SessionEnded, events.SessionEndedData{
 		Outcome: outcome, Replans: s.tr.Replans(), ToolCalls: s.calls, FailedToolCalls: s.failed,
 		Iterations: iterations, DurationMS: max(dur.Milliseconds(), 0),
