@@ -203,3 +203,17 @@ func TestBridgeDirectoryRefused(t *testing.T) {
 		t.Errorf("-out was created: %v", err)
 	}
 }
+
+// TestBridgeCodexRefusesOtherInput: another agent's file given to -agent
+// codex (it used to be read as SkillLite's) is an error that says so.
+func TestBridgeCodexRefusesOtherInput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "codex", "-in", filepath.Join(fixtures, "no_replan.jsonl"), "-out", "-"}
+	err := run(t.Context(), args, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is this -agent codex input?") {
+		t.Fatalf("run(%q) = %v, want the input refused", args, err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("events written: %s", out.String())
+	}
+}
