@@ -45,6 +45,17 @@ type Adapter interface {
 	Open(ctx context.Context, env Env) (Start, error)
 }
 
+// A DirAdapter is an Adapter whose input may also be a directory tree
+// (`bridge -in DIR`; an agent that keeps one file per session, as Codex
+// does). Files lists the files under root that are its input, in the order
+// to read them; the bridge then calls the Translation's Read once per file,
+// in that order, and Close once after the last. The bridge refuses a
+// directory for an adapter that is not a DirAdapter.
+type DirAdapter interface {
+	Adapter
+	Files(root string) ([]string, error)
+}
+
 // Start starts a translation sending to sink.
 type Start func(sink agent.Sink) (Translation, error)
 

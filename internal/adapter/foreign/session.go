@@ -582,6 +582,16 @@ func hashed(s string) string {
 	return "sha256-" + hex.EncodeToString(h[:])
 }
 
+// Tail returns the end of s that an error text takes (its last 4096
+// characters): the part of a command's output that says why it failed.
+func Tail(s string) string {
+	r := []rune(s)
+	if len(r) <= maxError {
+		return s
+	}
+	return string(r[len(r)-maxError:])
+}
+
 // cut returns s cut to maxError characters.
 func cut(s string) string {
 	r := []rune(s)

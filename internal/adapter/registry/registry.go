@@ -6,6 +6,7 @@ package registry
 import (
 	"github.com/evosignal/evosignal/internal/adapter"
 	"github.com/evosignal/evosignal/internal/adapter/claudecode"
+	"github.com/evosignal/evosignal/internal/adapter/codex"
 	"github.com/evosignal/evosignal/internal/adapter/cursor"
 	"github.com/evosignal/evosignal/internal/adapter/otel"
 	"github.com/evosignal/evosignal/internal/adapter/skilllite"
@@ -20,5 +21,6 @@ func All() []adapter.Adapter {
 		otel.Adapter{},
 		claudecode.NewAdapter(),
 		cursor.NewAdapter(),
+		codex.NewAdapter(),
 	}
 }

@@ -62,6 +62,11 @@ func TestConformance(t *testing.T) {
 			Input: read(t, "internal", "adapter", "cursor", "testdata", "session.jsonl"),
 			Bad:   []byte(`{"hook_event_name": "stop"}`),
 		},
+		"codex": {
+			Args:  []string{"-source", "codex/bridge/test-host"},
+			Input: read(t, "testdata", "realcli", "codex", "rollout-1.jsonl"),
+			Bad:   []byte(`{"timestamp": "yesterday", "type": "event_msg", "payload": {"type": "task_started"}}`),
+		},
 	}
 	for i, a := range registry.All() {
 		c, ok := cases[a.Name()]

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,12 @@ func writeFile(tb testing.TB, name string, b []byte) string {
 // that nothing more was stored. It returns the stderr of the first run.
 func bridgeTwice(t *testing.T, agentFlag, file string, truth adaptertest.Truth) string {
 	t.Helper()
-	p := adaptertest.StartPipeline(t)
+	return bridgeTwiceInto(t, adaptertest.StartPipeline(t), agentFlag, file, truth)
+}
+
+// bridgeTwiceInto is bridgeTwice into the pipeline p.
+func bridgeTwiceInto(t *testing.T, p *adaptertest.Pipeline, agentFlag, file string, truth adaptertest.Truth) string {
+	t.Helper()
 	args := []string{"-agent", agentFlag, "-in", file, "-nats", p.Srv.ClientURL()}
 	var first string
 	var stored int64
@@ -118,5 +124,96 @@ func TestBridgeCursorFixture(t *testing.T) {
 	stderr := bridgeTwice(t, "cursor", file, adaptertest.Truth{Sessions: 1, Replanned: 1, Replans: 1, RealCalls: 3, Completions: 1})
 	if want := "1 conversations (1 ended, 0 open), 2 ignored, 0 malformed"; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// codexTruth is the script's truth of both Codex captures
+// (testdata/realcli/README.md): two requests, two plans, one replan in
+// one of them, six real calls, one failed, five completions.
+var codexTruth = adaptertest.Truth{Sessions: 2, Replanned: 1, Replans: 1, RealCalls: 6, FailedCalls: 1, Completions: 5}
+
+// TestBridgeCodexRollouts bridges the rollouts the real Codex 0.171.0 wrote
+// for the scripted runs (function tools, and code mode) into the pipeline,
+// twice each: the analyzers find the script's truth, and the second run
+// stores nothing and dead-letters nothing.
+func TestBridgeCodexRollouts(t *testing.T) {
+	for _, dir := range []string{"codex", "codex-code-mode"} {
+		t.Run(dir, func(t *testing.T) {
+			file := filepath.Join("..", "..", "..", "testdata", "realcli", dir, "rollout-1.jsonl")
+			p := adaptertest.StartPipeline(t)
+			stderr := bridgeTwiceInto(t, p, "codex", file, codexTruth)
+			noDeadLetters(t, p)
+			if want := "2 requests (2 ended, 0 open), "; !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		})
+	}
+}
+
+func noDeadLetters(tb testing.TB, p *adaptertest.Pipeline) {
+	tb.Helper()
+	if n := p.Count(tb, "SELECT count(*) FROM dead_letters"); n != 0 {
+		tb.Errorf("%d events dead-lettered, want none", n)
+	}
+}
+
+// TestBridgeCodexDirectory bridges a directory laid out as
+// ~/.codex/sessions (YYYY/MM/DD/rollout-*.jsonl, and a file that is not a
+// rollout) in one run: both captures, read in name order, and nothing
+// stored the second time.
+func TestBridgeCodexDirectory(t *testing.T) {
+	root := t.TempDir()
+	for i, dir := range []string{"codex", "codex-code-mode"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "realcli", dir, "rollout-1.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		day := filepath.Join(root, "2026", "12", fmt.Sprintf("%02d", i+1))
+		if err := os.MkdirAll(day, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(day, "rollout-"+dir+".jsonl"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "session_index.jsonl"), []byte("not a rollout\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	truth := codexTruth
+	truth.Sessions, truth.Replanned, truth.Replans = 4, 2, 2
+	truth.RealCalls, truth.FailedCalls, truth.Completions = 12, 2, 10
+	p := adaptertest.StartPipeline(t)
+	stderr := bridgeTwiceInto(t, p, "codex", root, truth)
+	noDeadLetters(t, p)
+	if want := "(2 files, 2 threads), "; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
+// TestBridgeDirectoryRefused: an adapter that reads one file refuses a
+// directory before it writes anything.
+func TestBridgeDirectoryRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "events.jsonl")
+	var errOut bytes.Buffer
+	err := run(t.Context(), []string{"-agent", "claude-code", "-in", t.TempDir(), "-out", out}, nil, io.Discard, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is a directory; -agent claude-code reads one file") {
+		t.Fatalf("run = %v, want a directory refused", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("-out was created: %v", err)
+	}
+}
+
+// TestBridgeCodexRefusesOtherInput: another agent's file given to -agent
+// codex (it used to be read as SkillLite's) is an error that says so.
+func TestBridgeCodexRefusesOtherInput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-agent", "codex", "-in", filepath.Join(fixtures, "no_replan.jsonl"), "-out", "-"}
+	err := run(t.Context(), args, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is this -agent codex input?") {
+		t.Fatalf("run(%q) = %v, want the input refused", args, err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("events written: %s", out.String())
 	}
 }

@@ -33,7 +33,7 @@ func usage(ctx context.Context, adapters []adapter.Adapter) string {
 
 // usageFormat is usage with the commands as %[1]s (bridge) and %[2]s
 // (ingest), the adapters' entries as %[3]s.
-const usageFormat = `Usage: %[1]s -agent NAME [-in FILE] (-out FILE | -nats URL) [flags]
+const usageFormat = `Usage: %[1]s -agent NAME [-in FILE|DIR] (-out FILE | -nats URL) [flags]
 
 Bridges what a foreign agent writes into evosignal events (CloudEvents v1,
 see schema/README.md); -agent names the format:
@@ -56,6 +56,8 @@ Examples:
   %[1]s -agent skilllite -in agent-rpc.jsonl -feedback ~/.skilllite/chat/feedback.sqlite -feedback-report check.json -out - | %[2]s -file -
   # live: copy agent-rpc's stdout to the bridge; its stdin stays the client's
   client | skilllite agent-rpc | tee -a agent-rpc.jsonl | %[1]s -agent skilllite -nats nats://127.0.0.1:4222
+  # every Codex rollout so far, one session per request
+  %[1]s -agent codex -in ~/.codex/sessions -out - | %[2]s -file -
   # a SkillLite agent of yours, named coder
   %[1]s -agent skilllite -name coder -in agent-rpc.jsonl -out - | %[2]s -file -
 
@@ -84,7 +86,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		names = append(names, a.Name())
 	}
 	fs.StringVar(&o.agent, "agent", "", "the agent whose records -in holds (required): "+strings.Join(names, ", "))
-	fs.StringVar(&o.in, "in", "-", "read the records from `file` (- for stdin)")
+	fs.StringVar(&o.in, "in", "-", "read the records from `file` (- for stdin); a directory, for an adapter that reads one (codex: its rollouts, recursively)")
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
@@ -148,14 +150,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	in := stdin
-	if o.in != "-" {
-		f, err := os.Open(o.in)
-		if err != nil {
-			return err
-		}
+	in, files, err := openInput(o, stdin)
+	if err != nil {
+		return err
+	}
+	if f, ok := in.(*os.File); ok && in != stdin {
 		defer f.Close()
-		in = f
 	}
 	var out *output.Output
 	env := adapter.Env{Log: log, Now: time.Now, Flush: func() error {
@@ -175,7 +175,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return errors.Join(err, out.Close(ctx))
 	}
-	readErr := tr.Read(ctx, in)
+	readErr := read(ctx, tr, in, files)
 	// Whatever stopped the input, end what it left open and deliver what
 	// was translated; after an interrupt too, within a bound.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
@@ -187,4 +187,50 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		readErr = adapter.Unusable(o.agent, tr.Counts())
 	}
 	return errors.Join(readErr, closeErr, outErr, reportErr)
+}
+
+// openInput opens -in: stdin, a file, or, for an adapter.DirAdapter, a
+// directory, whose input files it returns instead (in is nil then).
+func openInput(o *options, stdin io.Reader) (in io.Reader, files []string, err error) {
+	if o.in == "-" {
+		return stdin, nil, nil
+	}
+	if fi, err := os.Stat(o.in); err == nil && fi.IsDir() {
+		da, ok := o.adapter.(adapter.DirAdapter)
+		if !ok {
+			return nil, nil, fmt.Errorf("-in %s is a directory; -agent %s reads one file", o.in, o.agent)
+		}
+		files, err := da.Files(o.in)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(files) == 0 {
+			return nil, nil, fmt.Errorf("-in %s: no -agent %s input files under it", o.in, o.agent)
+		}
+		return nil, files, nil
+	}
+	f, err := os.Open(o.in)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, nil, nil
+}
+
+// read hands the translation its input: in, or each of files in turn.
+func read(ctx context.Context, tr adapter.Translation, in io.Reader, files []string) error {
+	if files == nil {
+		return tr.Read(ctx, in)
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		err = tr.Read(ctx, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
 }

@@ -234,8 +234,8 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		args []string
 		want string // in stderr
 	}{
-		{"no agent", []string{"-out", "-", "-in", in}, "-agent is required: one of skilllite, otel, claude-code, cursor"},
-		{"unknown agent", []string{"-agent", "codex", "-out", "-", "-in", in}, `-agent "codex" is not a known agent: one of skilllite, otel, claude-code, cursor`},
+		{"no agent", []string{"-out", "-", "-in", in}, "-agent is required: one of skilllite, otel, claude-code, cursor, codex"},
+		{"unknown agent", []string{"-agent", "nosuch", "-out", "-", "-in", in}, `-agent "nosuch" is not a known agent: one of skilllite, otel, claude-code, cursor, codex`},
 		{"name not a subject token", []string{"-agent", "skilllite", "-name", "sk.lite", "-out", "-"}, `-name "sk.lite": want letters`},
 		{"neither -out nor -nats", []string{"-agent", "skilllite"}, "-out FILE (- for stdout) or -nats URL"},
 		{"both -out and -nats", []string{"-agent", "skilllite", "-out", "-", "-nats", "nats://127.0.0.1:1"}, "exclude each other"},

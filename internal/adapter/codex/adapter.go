@@ -1,0 +1,174 @@
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/internal/adapter"
+	"github.com/evosignal/evosignal/internal/plandialect"
+)
+
+// Name is the adapter's -agent value.
+const Name = "codex"
+
+// maxLine is the longest rollout line read: a session_meta carries the
+// whole base instructions, a response item a command's whole output.
+const maxLine = 64 << 20
+
+// Adapter is Codex CLI rollouts as an adapter.Adapter: one file, or a
+// directory tree of them (~/.codex/sessions). Its flags are -name, -source
+// and -model.
+type Adapter struct {
+	origin adapter.Origin
+	model  string
+}
+
+var _ adapter.DirAdapter = (*Adapter)(nil)
+
+// NewAdapter returns the adapter of Codex rollouts, for the bridge.
+func NewAdapter() *Adapter { return &Adapter{} }
+
+func (a *Adapter) Name() string         { return Name }
+func (a *Adapter) Reads() adapter.Reads { return adapter.JSONLines }
+
+func (a *Adapter) Help() string {
+	return `  -agent codex         Codex CLI rollouts ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl):
+                       one file, or -in a directory read recursively (rollout-*.jsonl
+                       in name order); one session per request (turn), its id
+                       <thread>/<turn>; update_plan through the plan-dialect core,
+                       commands failed by their exit code (docs/codex.md)
+`
+}
+
+func (a *Adapter) Flags(fs *flag.FlagSet) {
+	a.origin.Flags(fs, Name)
+	fs.StringVar(&a.model, "model", "unknown", "`model` of the requests whose turn_context names none")
+}
+
+func (a *Adapter) Validate() error {
+	var errs []error
+	errs = append(errs, a.origin.Validate())
+	if a.model == "" {
+		errs = append(errs, errors.New("-model is empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// Files lists the rollouts under root, rollout-*.jsonl at any depth, in
+// the order of their paths (Codex names them by date and time).
+func (a *Adapter) Files(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), ".jsonl") {
+			out = append(out, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list rollouts under %s: %w", root, err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.model, Plan: plandialect.DefaultConfig()}
+	return func(sink agent.Sink) (adapter.Translation, error) {
+		tr, err := NewTranslator(cfg, sink)
+		if err != nil {
+			return nil, err
+		}
+		return &translation{tr: tr, env: env}, nil
+	}, nil
+}
+
+type translation struct {
+	tr  *Translator
+	env adapter.Env
+}
+
+// Read reads one rollout: each call is another file.
+func (t *translation) Read(ctx context.Context, in io.Reader) error {
+	return t.tr.Read(ctx, in, func(e *LineError) {
+		t.env.Log.Warn("malformed rollout line skipped", "line", e.Line, "err", e.Err)
+	})
+}
+
+// Read translates the rollout r, a file of its own, until it ends or ctx
+// is done. A malformed line goes to onErr and is skipped.
+func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*LineError)) error {
+	t.BeginFile()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	for sc.Scan() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			t.line++
+			continue
+		}
+		err := t.Line(ctx, line)
+		if le := (*LineError)(nil); errors.As(err, &le) {
+			onErr(le)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read rollout line %d: %w", t.line+1, err)
+	}
+	return nil
+}
+
+func (t *translation) Close(ctx context.Context) error { return t.tr.Close(ctx) }
+
+func (t *translation) Counts() adapter.Counts {
+	c := t.tr.Stats()
+	return adapter.Counts{Records: c.Records, Events: c.Events, Malformed: c.Malformed}
+}
+
+func (t *translation) Report(w io.Writer) error {
+	c := t.tr.Stats()
+	adapter.WriteSummary(w, fmt.Sprintf("%d rollout lines read (%d files, %d threads), %d events emitted, %d requests (%d ended, %d open), %d ignored, %d malformed",
+		c.Records, c.Files, c.Threads, c.Events, c.Requests, c.Ended, c.Open, c.Ignored, c.Malformed), c.Notes())
+	return nil
+}
+
+// Notes returns what the translation could not use, as data-quality
+// sentences, and the tokens it saw but cannot emit.
+func (c Counts) Notes() []string {
+	n := c.Quality.Notes()
+	if c.Scripts > 0 {
+		n = append(n, fmt.Sprintf("%d code-mode exec scripts: their nested update_plan calls were read from the script's text and their commands from the rollout's CommandExecution items; other nested calls (apply_patch, …) are not in the rollout and were not counted (docs/codex.md, \"Code mode\")", c.Scripts))
+	}
+	if c.ScriptPlansUnread > 0 {
+		n = append(n, fmt.Sprintf("%d nested update_plan calls of code-mode scripts had an argument that is not a JSON literal and were not read; the plan in force was kept", c.ScriptPlansUnread))
+	}
+	if c.ScriptPlansFailed > 0 {
+		n = append(n, fmt.Sprintf("%d nested update_plan calls were in code-mode scripts that did not complete; whether they ran is unknown, so they were not read", c.ScriptPlansFailed))
+	}
+	if c.NoExitCode > 0 {
+		n = append(n, fmt.Sprintf("%d commands had no exit code in the rollout (still running when their output was written) and were taken as succeeded", c.NoExitCode))
+	}
+	if c.Tokens > 0 {
+		n = append(n, fmt.Sprintf("%d tokens used by the threads read (their last token_count); the event contract has no place for them, so they were not emitted", c.Tokens))
+	}
+	return n
+}
