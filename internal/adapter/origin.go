@@ -15,16 +15,19 @@ import (
 
 // Origin is who a bridged agent's events come from, for the adapters whose
 // records do not say: the agent name (the first segment of the source, and
-// the subject <prefix>.<name> the events go to) and the source.
+// the subject <prefix>.<name> the events go to), the source, and the model
+// of sessions whose records name none.
 type Origin struct {
 	Agent  string
 	Source string
+	Model  string
 	def    string // the agent name when -name is not given
 }
 
-// Flags declares -name (default agent) and -source on fs.
+// Flags declares -name (default agent), -source and -model on fs.
 func (o *Origin) Flags(fs *flag.FlagSet, agent string) {
 	o.def = agent
+	fs.StringVar(&o.Model, "model", "unknown", "`model` of the sessions, unless their records name one")
 	fs.StringVar(&o.Agent, "name", "", "agent `name` of the events (default the -agent value): the first segment of their source, and the subject <prefix>.<name>")
 	fs.StringVar(&o.Source, "source", "", "event `source` (default <name>/bridge/<hostname>); its first segment must be the agent name")
 }
@@ -36,6 +39,9 @@ var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 func (o *Origin) Validate() error {
 	if o.Agent == "" {
 		o.Agent = o.def
+	}
+	if o.Model == "" {
+		return errors.New("-model is empty")
 	}
 	switch {
 	case o.Agent == "":

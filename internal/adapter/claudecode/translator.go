@@ -114,13 +114,7 @@ func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*RecordEr
 // Record translates one record: a hook's input, or the envelope the
 // documented hook command writes ({"time": RFC 3339, "hook": input}).
 func (t *Translator) Record(ctx context.Context, raw []byte) error {
-	return t.Base.Record(ctx, raw, func(ctx context.Context, input []byte, at time.Time) error {
-		h, err := parse(input, at)
-		if err != nil {
-			return &RecordError{Err: err}
-		}
-		return t.hook(ctx, h)
-	})
+	return hooks.Record(ctx, t.Base, raw, parse, t.hook)
 }
 
 func parse(raw []byte, at time.Time) (*hook, error) {

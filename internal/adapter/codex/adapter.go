@@ -30,7 +30,6 @@ const maxLine = 64 << 20
 // and -model.
 type Adapter struct {
 	origin adapter.Origin
-	model  string
 }
 
 var _ adapter.DirAdapter = (*Adapter)(nil)
@@ -52,17 +51,9 @@ func (a *Adapter) Help() string {
 
 func (a *Adapter) Flags(fs *flag.FlagSet) {
 	a.origin.Flags(fs, Name)
-	fs.StringVar(&a.model, "model", "unknown", "`model` of the requests whose turn_context names none")
 }
 
-func (a *Adapter) Validate() error {
-	var errs []error
-	errs = append(errs, a.origin.Validate())
-	if a.model == "" {
-		errs = append(errs, errors.New("-model is empty"))
-	}
-	return errors.Join(errs...)
-}
+func (a *Adapter) Validate() error { return a.origin.Validate() }
 
 // Files lists the rollouts under root, rollout-*.jsonl at any depth, in
 // the order of their paths (Codex names them by date and time).
@@ -85,7 +76,7 @@ func (a *Adapter) Files(root string) ([]string, error) {
 }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.model, Plan: plandialect.DefaultConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig()}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		tr, err := NewTranslator(cfg, sink)
 		if err != nil {

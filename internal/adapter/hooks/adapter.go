@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,7 +26,6 @@ type Adapter struct {
 	sessions   string // what its summary calls a session
 	translator func(Config, agent.Sink, adapter.Env) (Translator, error)
 	origin     adapter.Origin
-	model      string
 }
 
 var _ adapter.Adapter = (*Adapter)(nil)
@@ -44,20 +42,12 @@ func (a *Adapter) Help() string         { return a.help }
 
 func (a *Adapter) Flags(fs *flag.FlagSet) {
 	a.origin.Flags(fs, a.name)
-	fs.StringVar(&a.model, "model", "unknown", "`model` of the sessions, unless their records name one")
 }
 
-func (a *Adapter) Validate() error {
-	var errs []error
-	errs = append(errs, a.origin.Validate())
-	if a.model == "" {
-		errs = append(errs, errors.New("-model is empty"))
-	}
-	return errors.Join(errs...)
-}
+func (a *Adapter) Validate() error { return a.origin.Validate() }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		tr, err := a.translator(cfg, sink, env)
 		if err != nil {

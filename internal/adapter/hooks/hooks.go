@@ -109,21 +109,26 @@ func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Con
 	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
 }
 
-// Record translates one record with translate, which gets the hook input
-// (the envelope taken off) and its time: the envelope's, else Now. A record
-// that is not a JSON object, and a *RecordError translate returns, are
-// counted malformed.
-func (b *Base[X]) Record(ctx context.Context, raw []byte, translate func(ctx context.Context, input []byte, at time.Time) error) error {
+// Record translates one record of b: parse reads the hook input (the
+// envelope taken off) stamped with its time (the envelope's, else Now), and
+// hook translates what parse read. A record that is not a JSON object, one
+// parse refuses and a *RecordError from hook are counted malformed.
+func Record[X, H any](ctx context.Context, b *Base[X], raw []byte, parse func(input []byte, at time.Time) (H, error), hook func(context.Context, H) error) error {
 	b.N.Records++
-	input, at, err := Unwrap(raw)
-	if err != nil {
-		err = &RecordError{Err: err}
-	} else {
+	err := func() error {
+		input, at, err := Unwrap(raw)
+		if err != nil {
+			return &RecordError{Err: err}
+		}
 		if at.IsZero() {
 			at = b.Now()
 		}
-		err = translate(ctx, input, at)
-	}
+		h, err := parse(input, at)
+		if err != nil {
+			return &RecordError{Err: err}
+		}
+		return hook(ctx, h)
+	}()
 	if re := (*RecordError)(nil); errors.As(err, &re) {
 		b.N.Malformed++
 	}

@@ -72,7 +72,6 @@ func (a *Adapter) Help() string {
 func (a *Adapter) Flags(fs *flag.FlagSet) {
 	a.origin.Flags(fs, Name)
 	fs.StringVar(&a.cfg.AgentVersion, "agent-version", "unknown", "the agent `version` the sessions give (agent_version)")
-	fs.StringVar(&a.cfg.Model, "model", "unknown", "`model` of the sessions, unless their records name one")
 	fs.StringVar(&a.tools, "tools", "", "comma-separated tool `names` every session announces; tool names seen in the stream are added")
 	fs.Int64Var(&a.cfg.DepthLimit, "depth-limit", DefaultDepthLimit, "SkillLite's max_tool_calls_per_task: executed `calls` on one task that make agent.depth_limit.reached")
 	fs.StringVar(&a.transcripts, "transcripts", "", "SkillLite's transcripts `dir` (~/.skilllite/transcripts): tool calls without a timestamp get theirs, joined by tool_call_id")
@@ -88,7 +87,7 @@ func (a *Adapter) Validate() error {
 	}
 	var errs []error
 	errs = append(errs, a.origin.Validate())
-	a.cfg.Agent, a.cfg.Source = a.origin.Agent, a.origin.Source
+	a.cfg.Agent, a.cfg.Source, a.cfg.Model = a.origin.Agent, a.origin.Source, a.origin.Model
 	errs = append(errs, a.cfg.Validate())
 	if a.feedbackReport != "" && a.feedback == "" {
 		errs = append(errs, errors.New("-feedback-report needs -feedback FILE"))
