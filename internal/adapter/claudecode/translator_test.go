@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,7 +123,8 @@ func TestTranslateMalformed(t *testing.T) {
 	}{
 		{"no session", `{"hook_event_name":"Stop"}`, "no session_id"},
 		{"no event", `{"session_id":"s"}`, "no hook_event_name"},
-		{"not an object", `[1,2]`, "not a JSON object"},
+		{"not an object", `42`, "not a JSON object"},
+		{"an array of non-objects", `[1]`, "not a JSON object"},
 		{"no tool name", `{"session_id":"s","hook_event_name":"PostToolUse"}`, "without tool_name"},
 		{"bad hook", `{"time":"2026-11-30T10:00:00Z","hook":{"session_id":3}}`, "hook input"},
 	}
@@ -220,5 +222,33 @@ func TestRealCLITaskTools(t *testing.T) {
 	}
 	if c.Malformed != 0 || c.Quality != (claudecode.Counts{}).Quality {
 		t.Fatalf("counts %+v: want no malformed record and no data-quality note", c)
+	}
+}
+
+// TestTranslateJSONArray: a hook log committed as one JSON array of hook
+// inputs gives the events its lines give, record numbers included.
+func TestTranslateJSONArray(t *testing.T) {
+	lines, err := os.ReadFile("../../../testdata/realcli/claude-code/hooks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	elems := strings.Split(strings.TrimSpace(string(lines)), "\n")
+	elems = append(elems[:3], append([]string{`{"hook_event_name": "Stop"}`}, elems[3:]...)...) // a bad record, number 4
+	array := "[" + strings.Join(elems, ",\n") + "]\n"
+	fromLines, lineCounts, lineBad := translate(t, []byte(strings.Join(elems, "\n")+"\n"))
+	fromArray, arrayCounts, arrayBad := translate(t, []byte(array))
+	if len(fromLines.evs) == 0 {
+		t.Fatal("the real hook log made no events")
+	}
+	a, _ := json.Marshal(fromLines.evs)
+	b, _ := json.Marshal(fromArray.evs)
+	if !bytes.Equal(a, b) {
+		t.Errorf("the array gives %d events, the lines %d; they differ", len(fromArray.evs), len(fromLines.evs))
+	}
+	if lineCounts != arrayCounts {
+		t.Errorf("counts: array %+v, lines %+v", arrayCounts, lineCounts)
+	}
+	if len(arrayBad) != 1 || !strings.HasPrefix(arrayBad[0], "record 4:") || !slices.Equal(arrayBad, lineBad) {
+		t.Errorf("malformed: array %q, lines %q; want the one record 4", arrayBad, lineBad)
 	}
 }
