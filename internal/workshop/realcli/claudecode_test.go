@@ -117,6 +117,9 @@ func TestClaudeCode(t *testing.T) {
 	})
 	t.Run("hooks", func(t *testing.T) { checkClaudeHooks(t, sc, cc, transcript) })
 	t.Run("transcript", func(t *testing.T) { checkClaudeTranscript(t, sc, cc, transcript) })
+	// One session per run here (the second is claude -p --resume), so a
+	// session per request.
+	t.Run("bridged", func(t *testing.T) { checkBridged(t, "claude-code", cc.HookLog, sc.Truth) })
 }
 
 // checkClaudeRequests: Claude Code asked for the script's steps in order:

@@ -24,6 +24,7 @@ func TestCodexCodeMode(t *testing.T) {
 	t.Run("workspace", func(t *testing.T) { checkCodexWorkspace(t, run.cx) })
 	t.Run("rollout", func(t *testing.T) { checkCodeModeRollouts(t, sc, run.cx, run.rollouts) })
 	t.Run("hooks", func(t *testing.T) { checkCodeModeHooks(t, sc, run.cx) })
+	t.Run("bridged", func(t *testing.T) { checkBridged(t, "codex", run.cx.CodexHome, sc.Truth) })
 }
 
 // nested returns the calls the exec calls of the scenario make, in order.

@@ -60,6 +60,7 @@ func TestCodex(t *testing.T) {
 	t.Run("workspace", func(t *testing.T) { checkCodexWorkspace(t, run.cx) })
 	t.Run("rollout", func(t *testing.T) { checkRollouts(t, sc, run.cx, run.rollouts) })
 	t.Run("hooks", func(t *testing.T) { checkCodexHooks(t, sc, run.cx) })
+	t.Run("bridged", func(t *testing.T) { checkBridged(t, "codex", run.cx.CodexHome, sc.Truth) })
 }
 
 // codexRun is one scenario's run of Codex: the CLI, the scripted requests
