@@ -129,12 +129,18 @@ func WriteSummary(w io.Writer, totals string, notes []string) {
 	}
 }
 
-// Unusable is the error of an input read to its end of which no record
-// could be used: some were malformed and none made an event (another
-// agent's records, say). An input with no record at all, or whose records
-// were all valid and made no event (SkillLite's plain answers), is not.
+// Unusable is the error of an input read to its end that made no event and
+// holds no record, or of which no record could be used: some were
+// malformed and none made an event (another agent's records, say). An
+// input whose records were all valid and made no event (SkillLite's plain
+// answers) is not.
 func Unusable(agent string, c Counts) error {
-	if c.Events > 0 || c.Malformed == 0 {
+	switch {
+	case c.Events > 0:
+		return nil
+	case c.Records == 0:
+		return fmt.Errorf("no events: the input holds no -agent %s record", agent)
+	case c.Malformed == 0:
 		return nil
 	}
 	return fmt.Errorf("no events: %d of the %d records read were malformed and none could be used; is this -agent %s input?", c.Malformed, c.Records, agent)

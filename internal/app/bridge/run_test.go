@@ -300,7 +300,8 @@ func TestRunName(t *testing.T) {
 }
 
 // TestRunRefusesUnusableInput: an input of which every record is malformed
-// for the adapter (another agent's records) is an error, not an empty run.
+// for the adapter (another agent's records), or an empty one, is an error,
+// not an empty run.
 func TestRunRefusesUnusableInput(t *testing.T) {
 	cursorHooks := filepath.Join("..", "..", "..", "internal", "adapter", "cursor", "testdata", "session.jsonl")
 	for _, agent := range []string{"claude-code", "otel", "skilllite"} {
@@ -309,6 +310,14 @@ func TestRunRefusesUnusableInput(t *testing.T) {
 		err := run(t.Context(), args, nil, &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), "no events") {
 			t.Errorf("run(%q) = %v, want the no-events error\n%s", args, err, errOut.String())
+		}
+	}
+	for _, a := range registry.All() {
+		var out, errOut bytes.Buffer
+		args := []string{"-agent", a.Name(), "-out", "-"}
+		err := run(t.Context(), args, strings.NewReader(""), &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "holds no -agent "+a.Name()+" record") {
+			t.Errorf("run(%q) on empty input = %v, want the no-record error", args, err)
 		}
 	}
 }
