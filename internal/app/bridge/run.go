@@ -40,11 +40,14 @@ see schema/README.md); -agent names the format:
 
 %[3]s
 Session and event ids derive from the records, so bridging the same input
-twice stores nothing new. Malformed records are reported on stderr with their
-line or record number and skipped; an input of which no record could be used
-is an error (is -agent right?), and so is an empty one; a summary line ends
-the run. Events go to NATS JetStream with -nats (the stream must capture <prefix>.<agent>, as the
-one ingest creates does), or as JSON lines to -out. A flag that -agent does
+twice stores nothing new where the records carry their times (records
+without one are stamped with the clock, and a second run's events are
+dead-lettered as conflicting duplicates). Malformed records are reported on
+stderr with their line or record number and skipped; an input of which no
+record could be used is an error (is -agent right?), and so is an empty one;
+a summary line ends the run. Events go to NATS JetStream with -nats (the
+stream must capture <prefix>.<agent>, as the one ingest creates does), or as
+JSON lines to -out. A flag that -agent does
 not take is refused. The events' source is <name>/bridge/<hostname> unless
 -source says otherwise.
 
