@@ -140,6 +140,9 @@ const (
 	OutcomeFailure        Outcome = "failure"
 	OutcomeAborted        Outcome = "aborted"
 	OutcomeTimeout        Outcome = "timeout"
+	// OutcomeUnknown: nothing shows how the session ended (no declared
+	// outcome, no error end, a plan not finished by the agent's account).
+	OutcomeUnknown Outcome = "unknown"
 )
 
 // Valid reports whether o is one of the Outcome constants.
@@ -165,7 +168,7 @@ var (
 	stripReasons = []string{string(StripUnavailable), string(StripRule)}
 	triggers     = []string{string(TriggerModel), string(TriggerDepthLimit), string(TriggerToolFailures), string(TriggerNoProgress), string(TriggerUser)}
 	completions  = []string{string(CompletionSuccess), string(CompletionPartialSuccess), string(CompletionFailure)}
-	outcomes     = []string{string(OutcomeSuccess), string(OutcomePartialSuccess), string(OutcomeFailure), string(OutcomeAborted), string(OutcomeTimeout)}
+	outcomes     = []string{string(OutcomeSuccess), string(OutcomePartialSuccess), string(OutcomeFailure), string(OutcomeAborted), string(OutcomeTimeout), string(OutcomeUnknown)}
 	feedbacks    = []string{string(FeedbackPos), string(FeedbackNeg), string(FeedbackNeutral)}
 )
 

@@ -53,6 +53,10 @@ func TestGeneratedPlanFileSessions(t *testing.T) {
 								got.Created++
 							case Replanned:
 								got.Replans++
+								got.LastReplans++
+							case Began:
+								got.Began++
+								got.LastReplans = 0
 							}
 						}
 					}
@@ -60,7 +64,7 @@ func TestGeneratedPlanFileSessions(t *testing.T) {
 						t.Fatalf("seed %d call %d %s %s: results %q, want %q", seed, i, c.Tool, c.Args, kinds, c.Expect)
 					}
 				}
-				if got != s.Truth || tr.Replans() != int64(s.Truth.Replans) {
+				if got != s.Truth || tr.Replans() != int64(s.Truth.LastReplans) {
 					t.Fatalf("seed %d: got %+v (tracker replans %d), want the generator's truth %+v", seed, got, tr.Replans(), s.Truth)
 				}
 				total.Replans += got.Replans

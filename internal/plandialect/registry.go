@@ -44,12 +44,18 @@ type Config struct {
 	// new version whose description matches no earlier one exactly or after
 	// normalising is taken for a rewording of an earlier task.
 	RewordThreshold float64
+	// Requests: a plan call that lists a new task when every task of the
+	// plan in force is completed begins the agent's next request (Began),
+	// never a replan (docs/plan-dialects.md, "Requests"). Off for SkillLite,
+	// whose turn is the request already and whose handler counts every
+	// update_task_plan as a replan.
+	Requests bool
 }
 
-// DefaultConfig returns the defaults: the four built-in tools, soft cap 3,
-// reword threshold 0.7.
+// DefaultConfig returns the defaults: the built-in tools, soft cap 3,
+// reword threshold 0.7, requests told apart.
 func DefaultConfig() Config {
-	return Config{Tools: DefaultTools(), SoftCap: DefaultSoftCap, RewordThreshold: DefaultRewordThreshold}
+	return Config{Tools: DefaultTools(), SoftCap: DefaultSoftCap, RewordThreshold: DefaultRewordThreshold, Requests: true}
 }
 
 // Validate reports every problem of c at once.
@@ -123,5 +129,5 @@ func (r *Registry) LookupStep(tool string) (StepDialect, bool) {
 
 // NewTracker returns a Tracker for one new session.
 func (r *Registry) NewTracker() *Tracker {
-	return &Tracker{softCap: r.cfg.SoftCap, threshold: r.cfg.RewordThreshold}
+	return &Tracker{softCap: r.cfg.SoftCap, threshold: r.cfg.RewordThreshold, requests: r.cfg.Requests}
 }

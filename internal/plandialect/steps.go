@@ -184,6 +184,19 @@ func NewStepTracker(tr *Tracker) *StepTracker {
 // Held reports whether steps wait for a Flush.
 func (st *StepTracker) Held() bool { return st.held }
 
+// Finishes reports whether s would create a task while the steps held
+// have completed every task of the request: the caller flushes first, so
+// that the finish is seen and the new task begins the next request
+// (Config.Requests) instead of riding along one burst with the finish.
+func (st *StepTracker) Finishes(s Step) bool {
+	return st.held && s.Op == StepCreate && finished(st.tr.own(st.list))
+}
+
+// finished reports whether ts has a task and every task is completed.
+func finished(ts []Task) bool {
+	return len(ts) > 0 && !slices.ContainsFunc(ts, func(t Task) bool { return !t.Done() })
+}
+
 // Step applies s to the working list; nothing is classified until Flush.
 // It fails (ErrPlan), changing nothing, on a task created twice or an
 // update of a task the session never created.
@@ -237,7 +250,7 @@ func (st *StepTracker) Flush() (Result, bool) {
 	st.held = false
 	t := st.tr
 	if !t.created {
-		return t.create(Plan{Tasks: slices.Clone(st.list), HasIDs: true}), true
+		return t.settle(t.create(Plan{Tasks: slices.Clone(st.list), HasIDs: true}), false), true
 	}
 	prev := t.plan
 	next := slices.Clone(st.list)
@@ -299,5 +312,5 @@ func (st *StepTracker) Flush() (Result, bool) {
 	t.plan = next
 	st.list = slices.Clone(next)
 	r.Tasks = t.Plan()
-	return r, true
+	return t.settle(r, false), true
 }

@@ -22,6 +22,14 @@ const (
 	// Progressed: only statuses changed, or completed tasks left the list;
 	// never a replan (agent.task.completed per Result.Completed id).
 	Progressed
+	// Began: the first plan of the agent's next request (Config.Requests):
+	// the call listed a new task when every task of the plan in force was
+	// completed. The adapter ends the request in force and begins the next
+	// one, whose agent.plan.created this is. Tasks holds only the new
+	// request's tasks; the finished ones stay known to the tracker (so a
+	// list that restates them matches them) but are left out of every
+	// result from now on.
+	Began
 )
 
 func (k Kind) String() string {
@@ -34,6 +42,8 @@ func (k Kind) String() string {
 		return "replanned"
 	case Progressed:
 		return "progressed"
+	case Began:
+		return "began"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -45,7 +55,7 @@ type Result struct {
 	Kind Kind
 	// Tasks is the plan in force after the call, every id ≥ 1 and unique.
 	Tasks []Task
-	// Replan is the ordinal of a Replanned call in the session, from 1; 0
+	// Replan is the ordinal of a Replanned call in the request, from 1; 0
 	// otherwise.
 	Replan int64
 	// OverCap: Replan ≥ the soft cap (with a cap).
@@ -83,28 +93,65 @@ type Result struct {
 type Tracker struct {
 	softCap   int64
 	threshold float64
+	requests  bool // Config.Requests
 	plan      []Task
 	created   bool
 	maxID     int64 // the highest id issued in the session
-	replans   int64
+	replans   int64 // in the request in force
+	// finished: the plan in force lists a task of this request and all of
+	// them are completed, or its last tasks left the list completed.
+	finished bool
+	// prior holds the ids of tasks of earlier requests (Began) still on the
+	// list; results leave them out.
+	prior map[int64]bool
 }
 
-// Replans returns the number of Replanned results so far.
+// Replans returns the number of Replanned results in the request in force.
 func (t *Tracker) Replans() int64 { return t.replans }
 
-// Plan returns a copy of the plan in force; nil before the first plan.
-func (t *Tracker) Plan() []Task { return slices.Clone(t.plan) }
+// Finishes reports whether applying p, a whole-list plan call, shows the
+// request's plan done: every task it lists completed, or none listed
+// (Claude Code prunes a finished list). An adapter holding a burst of
+// plan calls applies such a call before the next one, so that the finish
+// is seen.
+func Finishes(p Plan) bool {
+	return len(p.Tasks) == 0 || finished(p.Tasks)
+}
+
+// Finished reports whether the request's plan is done by the agent's own
+// account: it listed a task, and every task it lists is completed (or the
+// completed tasks were pruned from the list, as Claude Code does).
+func (t *Tracker) Finished() bool { return t.finished }
+
+// Plan returns a copy of the plan in force, the tasks of earlier requests
+// left out; nil before the first plan.
+func (t *Tracker) Plan() []Task { return t.own(t.plan) }
+
+// own returns a copy of ts without the tasks of earlier requests.
+func (t *Tracker) own(ts []Task) []Task {
+	if len(t.prior) == 0 {
+		return slices.Clone(ts)
+	}
+	var out []Task
+	for _, task := range ts {
+		if !t.prior[task.ID] {
+			out = append(out, task)
+		}
+	}
+	return out
+}
 
 // Current returns the task a tool call made now belongs to: the first task
 // of the plan in force that is in progress, else the first pending one; false
 // when there is no plan or every task is completed.
 func (t *Tracker) Current() (Task, bool) {
-	for _, task := range t.plan {
+	plan := t.Plan()
+	for _, task := range plan {
 		if task.Status == InProgress {
 			return task, true
 		}
 	}
-	for _, task := range t.plan {
+	for _, task := range plan {
 		if task.Status == Pending {
 			return task, true
 		}
@@ -123,12 +170,93 @@ func (t *Tracker) Apply(p Plan) (Result, error) {
 	}
 	switch {
 	case !t.created:
-		return t.create(p), nil
+		return t.settle(t.create(p), false), nil
 	case p.Revision:
-		return t.revise(p), nil
+		return t.settle(t.revise(p), true), nil
 	default:
-		return t.compare(p), nil
+		return t.settle(t.compare(p), false), nil
 	}
+}
+
+// settle finishes r, a result computed over the whole list with the new
+// version in force: a Replanned call that adds a task when the request's
+// plan was finished begins the next request (Config.Requests; never a
+// SkillLite revision); the tasks of earlier requests are left out of the
+// result, and a replan that only touched them is none; Finished follows.
+func (t *Tracker) settle(r Result, revision bool) Result {
+	if t.requests && !revision && t.finished && r.Kind == Replanned && len(r.Added) > 0 {
+		return t.begin(r)
+	}
+	if len(t.prior) > 0 {
+		r = t.scoped(r)
+	}
+	own := t.Plan()
+	switch {
+	case len(own) > 0:
+		t.finished = finished(own)
+	case r.Kind == Progressed && len(r.Removed) > 0:
+		t.finished = true // its last tasks left the list completed
+	case r.Kind != Unchanged:
+		t.finished = false
+	}
+	return r
+}
+
+// begin makes r, a call that listed new tasks when every task of the plan
+// in force was completed, the next request's first plan: the finished
+// tasks it still lists become prior (a finished task listed again as not
+// completed is the new request's), its replans start from 0.
+func (t *Tracker) begin(r Result) Result {
+	if t.prior == nil {
+		t.prior = map[int64]bool{}
+	}
+	fresh := map[int64]bool{}
+	for _, id := range append(slices.Clone(r.Added), r.Reopened...) {
+		fresh[id] = true
+	}
+	for _, task := range t.plan {
+		if !fresh[task.ID] {
+			t.prior[task.ID] = true
+		}
+	}
+	t.replans = 0
+	b := Result{Kind: Began, Tasks: t.Plan()}
+	for _, task := range b.Tasks {
+		b.Added = append(b.Added, task.ID)
+		if task.Done() {
+			b.Completed = append(b.Completed, task.ID)
+		}
+	}
+	t.finished = finished(b.Tasks)
+	return b
+}
+
+// scoped leaves the tasks of earlier requests out of r; a replan left with
+// no change of the request's own tasks is undone (Progressed or
+// Unchanged).
+func (t *Tracker) scoped(r Result) Result {
+	keep := func(ids []int64) []int64 {
+		return slices.DeleteFunc(ids, func(id int64) bool { return t.prior[id] })
+	}
+	keepTasks := func(ts []Task) []Task {
+		return slices.DeleteFunc(ts, func(task Task) bool { return t.prior[task.ID] })
+	}
+	gone := slices.Clone(r.Removed)
+	r.Tasks = t.Plan()
+	r.Kept, r.Completed, r.Reopened = keep(r.Kept), keep(r.Completed), keep(r.Reopened)
+	r.Rehinted, r.Reworded, r.Added = keep(r.Rehinted), keep(r.Reworded), keep(r.Added)
+	r.Dropped, r.Removed = keepTasks(r.Dropped), keepTasks(r.Removed)
+	for _, task := range gone {
+		delete(t.prior, task.ID) // off the list for good
+	}
+	if r.Kind == Replanned && len(r.Added)+len(r.Dropped)+len(r.Reworded) == 0 {
+		t.replans--
+		r.Kind, r.Replan, r.OverCap, r.Reason, r.Kept = Unchanged, 0, false, "", nil
+		if len(r.Completed)+len(r.Reopened)+len(r.Removed) > 0 {
+			r.Kind = Progressed
+		}
+	}
+	return r
 }
 
 // check reports a plan the tracker cannot use.

@@ -2,6 +2,7 @@ package plandialect
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -255,4 +256,76 @@ func TestTrackerRefusesPlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRequests: with Config.Requests, a whole list that adds a task when
+// every task of the plan in force is completed begins the next request
+// (docs/plan-dialects.md, "Requests"), whether the list restates the
+// finished tasks (Codex, deep agents) or Claude Code pruned them first.
+func TestRequests(t *testing.T) {
+	tests := []struct {
+		name  string
+		calls []Plan
+		want  []string
+	}{
+		{name: "a fresh list after every task was completed",
+			calls: []Plan{todos("[~] Read", "[ ] Fix"), todos("[x] Read", "[x] Fix"), todos("[~] Write the docs")},
+			want: []string{"created tasks=1~:Read,2:Fix added=1,2", "progressed tasks=1x:Read,2x:Fix completed=1,2",
+				"began tasks=3~:Write the docs added=3"}},
+		{name: "the finished tasks restated with the new ones",
+			calls: []Plan{todos("[x] Read", "[x] Fix"), todos("[x] Read", "[x] Fix", "[ ] Docs"), todos("[x] Read", "[x] Fix", "[x] Docs"),
+				todos("[x] Read", "[x] Fix", "[x] Docs", "[ ] Ship")},
+			want: []string{"created tasks=1x:Read,2x:Fix added=1,2 completed=1,2", "began tasks=3:Docs added=3",
+				"progressed tasks=3x:Docs completed=3", "began tasks=4:Ship added=4"}},
+		{name: "pruned when done, then a new list",
+			calls: []Plan{todos("[~] Read"), todos("[x] Read"), todos(), todos("[ ] Fix", "[ ] Test"), todos("[x] Fix", "[ ] Test", "[ ] Docs")},
+			want: []string{"created tasks=1~:Read added=1", "progressed tasks=1x:Read completed=1", "progressed tasks= removed=1",
+				"began tasks=2:Fix,3:Test added=2,3", "replanned #1 tasks=2x:Fix,3:Test,4:Docs kept=2 added=4 completed=2"}},
+		{name: "a task added while one is pending is a replan",
+			calls: []Plan{todos("[x] Read", "[ ] Fix"), todos("[x] Read", "[ ] Fix", "[ ] Test")},
+			want:  []string{"created tasks=1x:Read,2:Fix added=1,2 completed=1", "replanned #1 tasks=1x:Read,2:Fix,3:Test kept=1 added=3"}},
+		{name: "a finished list emptied by dropping is no finish",
+			calls: []Plan{todos("[ ] Read"), todos(), todos("[ ] Fix")},
+			want:  []string{"created tasks=1:Read added=1", "replanned #1 tasks= dropped=1", "replanned #2 tasks=2:Fix added=2"}},
+		{name: "a finished task listed again as pending is the new request's",
+			calls: []Plan{todos("[x] Test"), todos("[ ] Test", "[ ] Fix")},
+			want:  []string{"created tasks=1x:Test added=1 completed=1", "began tasks=1:Test,2:Fix added=1,2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := New(DefaultConfig())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := r.NewTracker()
+			var got []string
+			for _, p := range tt.calls {
+				res, err := tr.Apply(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, summary(res))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Fatalf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))
+			}
+		})
+	}
+	t.Run("off for SkillLite's configuration", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Requests = false
+		r, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := r.NewTracker()
+		for _, p := range []Plan{todos("[x] Read"), todos("[x] Read", "[ ] Fix")} {
+			if _, err := tr.Apply(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tr.Replans() != 1 {
+			t.Fatalf("replans %d, want 1: without Requests a fresh task after all completed is a replan", tr.Replans())
+		}
+	})
 }

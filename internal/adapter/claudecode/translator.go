@@ -1,35 +1,42 @@
 // Package claudecode is the adapter of Claude Code's hooks: it reads the JSON
 // objects Claude Code hands its hooks (one per hook call, as a settings.json
 // hook appends them to a file; docs/claude-code.md) and translates them into
-// evosignal events, one session per Claude Code session_id:
+// evosignal events, one session per request: a user prompt and the agent's
+// work on it until it stops (docs/plan-dialects.md, "Requests"). A request's
+// id is <session_id>/<prompt_id> (hooks of Claude Code 2.1 and later carry
+// the prompt's id), else <session_id> for a session's first prompt and
+// <session_id>/2, /3, … for the next ones; the agent's own session id is
+// the part before the first "/".
 //
-//	SessionStart (or the session's first hook)  agent.session.started, emitted with the
-//	                                            session's next hook; goal = the first
-//	                                            UserPromptSubmit's prompt; model = SessionStart's model
+//	SessionStart                                the model, for the session's requests
+//	UserPromptSubmit                            agent.session.started (goal = the prompt),
+//	                                            emitted with the request's next hook; the
+//	                                            request in force, if any, ends
 //	PostToolUse / PostToolUseFailure of TodoWrite   the plan-dialect core: agent.plan.created,
-//	                                            agent.plan.updated, agent.task.completed
+//	                                            agent.plan.updated, agent.task.completed,
+//	                                            when the burst of plan calls ends
 //	PostToolUse / …Failure of TaskCreate /      the core's incremental dialect: steps held
 //	TaskUpdate                                  until the burst ends (another tool's call,
 //	                                            Stop, a prompt, the end), then its events
 //	TaskList / TaskGet / ToolSearch             control calls; they do not end a burst
 //	PostToolUse of Write / Edit / MultiEdit     the same, from the plan file's content
 //	on a plan file (Config.Files)               (the Markdown dialect; paths resolved
-//	                                            against the session's first cwd)
+//	                                            against the request's first cwd)
 //	any other PostToolUse / PostToolUseFailure  agent.tool.called for the task in progress;
 //	                                            failed: error, error_kind "interrupted" when
 //	                                            is_interrupt; duration from its PreToolUse when
 //	                                            both carry a time
-//	SessionEnd                                  agent.session.ended; a SessionStart after
-//	                                            it (a resumed run) starts <session_id>/2, …
-//	Stop                                        marks a turn done; a session whose input ends
-//	                                            after a Stop and without SessionEnd is ended
-//	                                            there; one without either stays open
+//	Stop                                        the request stopped: it ends there (at its last
+//	                                            Stop) with the next prompt, SessionEnd or the
+//	                                            end of input; one that never stopped ends at
+//	                                            the next prompt or SessionEnd, else stays open
+//	SessionEnd                                  agent.session.ended of the request in force
 //
-// Outcome: by the plan in force (foreign.Session.Outcome): success with no plan
-// or every task completed, partial_success with some completed, failure with
-// none. Claude Code reports no verdict of its own.
+// Outcome (foreign.Session.Outcome): success when the agent completed every
+// task of the request's plan, else unknown. Claude Code reports no verdict
+// of its own.
 //
-// Event ids are the session id plus the hook's tool_use_id (or "start",
+// Event ids are the request id plus the hook's tool_use_id (or "start",
 // "end"), so translating the same hooks again gives the same events.
 // Everything else (Notification, PreCompact, SubagentStop, …) is ignored and
 // counted.
@@ -37,6 +44,7 @@ package claudecode
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +75,7 @@ type RecordError = hooks.RecordError
 // envelope's, when the hook command added one.
 type hook struct {
 	SessionID   string          `json:"session_id"`
+	PromptID    string          `json:"prompt_id"`
 	Cwd         string          `json:"cwd"`
 	Event       string          `json:"hook_event_name"`
 	ToolName    string          `json:"tool_name"`
@@ -83,12 +92,15 @@ type hook struct {
 // Translator turns hook records into events. Not safe for concurrent use.
 type Translator struct {
 	*hooks.Base[own]
-	ended map[string]bool // by key
-	runs  map[string]int  // by Claude Code session_id: runs begun after a SessionEnd
+	ended   map[string]bool   // requests ended, by key
+	current map[string]string // the key of the request in force, by Claude Code session_id
+	prompts map[string]int    // prompts without a prompt_id, by session_id
+	models  map[string]string // SessionStart's model, by session_id
 }
 
-// own is what a Claude Code session keeps besides the base's.
+// own is what a Claude Code request keeps besides the base's.
 type own struct {
+	sid string               // Claude Code's session_id
 	pre map[string]time.Time // PreToolUse times by tool_use_id
 }
 
@@ -101,7 +113,7 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 	if err != nil {
 		return nil, err
 	}
-	return &Translator{Base: b, ended: map[string]bool{}, runs: map[string]int{}}, nil
+	return &Translator{Base: b, ended: map[string]bool{}, current: map[string]string{}, prompts: map[string]int{}, models: map[string]string{}}, nil
 }
 
 // Read translates the JSON objects of r, one after the other (lines or
@@ -137,40 +149,59 @@ func parse(raw []byte, at time.Time) (*hook, error) {
 	return h, nil
 }
 
-// key is the session a hook of Claude Code's session sid belongs to: sid
-// for its first run, sid/2, sid/3, … for the runs begun by a SessionStart
-// after a SessionEnd (claude --resume, --continue).
-func (t *Translator) key(sid string) string {
-	if n := t.runs[sid]; n > 1 {
-		return fmt.Sprintf("%s/%d", sid, n)
+// key is the request a hook belongs to: <session_id>/<prompt_id> when the
+// hook carries the prompt's id (Claude Code 2.1 and later, every hook but
+// SessionStart); else the request the session's last UserPromptSubmit
+// began: <session_id> for its first prompt, <session_id>/2, /3, … for the
+// next ones; <session_id> before any prompt.
+func (t *Translator) key(h *hook) string {
+	if h.PromptID != "" {
+		return h.SessionID + "/" + h.PromptID
 	}
-	return sid
+	if h.Event == "UserPromptSubmit" {
+		t.prompts[h.SessionID]++
+		if n := t.prompts[h.SessionID]; n > 1 {
+			return fmt.Sprintf("%s/%d", h.SessionID, n)
+		}
+		return h.SessionID
+	}
+	return cmp.Or(t.current[h.SessionID], h.SessionID)
 }
 
 func (t *Translator) hook(ctx context.Context, h *hook) error {
-	if t.ended[t.key(h.SessionID)] {
-		if h.Event != "SessionStart" {
-			t.N.Ignored++ // after SessionEnd
-			return nil
+	if h.Event == "SessionStart" {
+		if h.Model != "" {
+			t.models[h.SessionID] = h.Model
 		}
-		t.runs[h.SessionID] = max(t.runs[h.SessionID], 1) + 1
+		return nil // the request starts with its prompt
 	}
-	s := t.Session(t.key(h.SessionID), h.Cwd, h.Time)
+	key := t.key(h)
+	if cur := t.current[h.SessionID]; cur != "" && cur != key {
+		// A new prompt: the request in force is over.
+		if err := t.endKey(ctx, cur, h.Time); err != nil {
+			return err
+		}
+	}
+	if t.ended[key] {
+		t.N.Ignored++ // after its request ended
+		return nil
+	}
+	t.current[h.SessionID] = key
+	s := t.Session(key, h.Cwd, h.Time)
 	if s.Own.pre == nil {
-		s.Own.pre = map[string]time.Time{}
+		s.Own = own{sid: h.SessionID, pre: map[string]time.Time{}}
+		if m := t.models[h.SessionID]; m != "" {
+			s.Model = m
+		}
 	}
 	s.Ordinal++
 	switch h.Event {
-	case "SessionStart":
-		if h.Model != "" && s.Pending() {
-			s.Model = h.Model
-		}
-		return nil // started with the next hook, which may bring the goal
 	case "UserPromptSubmit":
 		if err := s.Flush(ctx); err != nil {
 			return err
 		}
-		s.Prompts++
+		s.Iterate()
+		s.Stopped = false
 		if s.Goal == "" {
 			s.Goal = h.Prompt
 		}
@@ -195,7 +226,8 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 		if err := t.Open(ctx, s); err != nil {
 			return err
 		}
-		return t.end(ctx, s, h.Time)
+		delete(t.current, h.SessionID)
+		return t.endKey(ctx, key, h.Time)
 	}
 	t.N.Ignored++
 	return nil
@@ -226,24 +258,36 @@ func (t *Translator) tool(ctx context.Context, s *session, h *hook) error {
 	return s.Tool(ctx, foreign.At{ID: s.ID() + "/" + id, Time: h.Time}, c)
 }
 
-func (t *Translator) end(ctx context.Context, s *session, at time.Time) error {
-	id := s.ID()
-	delete(t.Sessions, id)
-	t.ended[id] = true
+// endKey ends the request key: at its last Stop when it stopped (so that
+// its end is the same whatever comes after it), else at at.
+func (t *Translator) endKey(ctx context.Context, key string, at time.Time) error {
+	s := t.Sessions[key]
+	if s == nil {
+		return nil
+	}
+	if s.Stopped {
+		at = s.StopAt
+	}
+	delete(t.Sessions, key)
+	t.ended[key] = true
 	t.N.Ended++
+	if err := t.Open(ctx, s); err != nil {
+		return err
+	}
 	if err := s.Flush(ctx); err != nil { // before the outcome is judged
 		return err
 	}
 	t.N.Quality.Add(s.Quality())
-	return s.End(ctx, foreign.At{ID: id + "/end", Time: at}, s.Outcome(), s.Prompts, at.Sub(s.StartAt))
+	return s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: at}, "")
 }
 
-// Close ends, at their last Stop, the sessions that stopped and never got a
-// SessionEnd; the others stay open (Counts.Open).
+// Close ends, at their last Stop, the requests that stopped and were not
+// ended by a later prompt or SessionEnd; the others stay open
+// (Counts.Open).
 func (t *Translator) Close(ctx context.Context) error {
 	var errs []error
-	for _, id := range t.Order {
-		s := t.Sessions[id]
+	for _, key := range t.Order {
+		s := t.Sessions[key]
 		if s == nil {
 			continue
 		}
@@ -251,7 +295,7 @@ func (t *Translator) Close(ctx context.Context) error {
 			t.N.Open++
 			continue
 		}
-		errs = append(errs, t.end(ctx, s, s.StopAt))
+		errs = append(errs, t.endKey(ctx, key, s.StopAt))
 	}
 	return errors.Join(errs...)
 }

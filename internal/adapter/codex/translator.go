@@ -20,8 +20,9 @@
 //	                                      whose argument is a JSON literal go through
 //	                                      the core; the commands it ran (item_completed
 //	                                      CommandExecution) are agent.tool.called
-//	task_complete / turn_aborted / error  outcome: foreign.Session.Outcome / aborted /
-//	                                      failure
+//	task_complete / turn_aborted / error  outcome: success when every planned task was
+//	                                      completed, else unknown (foreign.Session.Outcome) /
+//	                                      aborted / failure
 //
 // Times are the lines' timestamps; event ids are the session id plus the
 // call id (or "start", "end"), so the same rollout gives the same events.
@@ -102,7 +103,6 @@ type request struct {
 	start      time.Time
 	model      string
 	goal       string
-	iterations int64
 	failed     bool
 	calls      map[string]*call   // by call_id, until their output
 	commands   map[string]*item   // CommandExecution items by id, for their call's output
@@ -350,7 +350,7 @@ func (t *Translator) tokenCount(l Line) error {
 		t.n.Ignored++ // a rate-limit update, no model response
 		return nil
 	}
-	t.current(l).iterations++
+	t.current(l).s.Iterate()
 	if info.Total != nil {
 		t.tokens = info.Total.Total
 	}
@@ -394,12 +394,12 @@ func texts(cs []content) string {
 }
 
 // outcome is a request's outcome when it ends without an abort: failure
-// after an error, else by the plan in force.
+// after an error, else "" (foreign.Session.End judges it by the plan).
 func (r *request) outcome() events.Outcome {
 	if r.failed {
 		return events.OutcomeFailure
 	}
-	return r.s.Outcome()
+	return ""
 }
 
 // begin emits the request's agent.session.started if it is still due.
@@ -427,7 +427,7 @@ func (t *Translator) end(ctx context.Context, r *request, at time.Time, o events
 	t.req = nil
 	t.n.Ended++
 	t.n.Quality.Add(r.s.Quality())
-	return r.s.End(ctx, foreign.At{ID: r.s.ID() + "/end", Time: at}, o, r.iterations, at.Sub(r.start))
+	return r.s.End(ctx, foreign.At{ID: r.s.ID() + "/end", Time: at}, o)
 }
 
 // called emits a function or custom tool call at its output.

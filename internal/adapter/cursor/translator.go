@@ -21,7 +21,8 @@
 //	                                      at its last stop when the input ends
 //
 // Outcome: a last stop with status "aborted" → aborted, "error" → failure;
-// otherwise by the plan in force (foreign.Session.Outcome). Hooks report no
+// otherwise success when every task of the plan was completed, else unknown
+// (foreign.Session.Outcome). Hooks report no
 // failure of a tool, so every call is ok. Anything else (beforeShellExecution,
 // beforeMCPExecution, afterAgentResponse, afterAgentThought, …) is ignored
 // and counted.
@@ -141,7 +142,7 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 	dur := time.Duration(h.Duration * float64(time.Millisecond))
 	switch h.Event {
 	case "beforeSubmitPrompt":
-		s.Prompts++
+		s.Iterate() // a prompt
 		s.Stopped = false
 		if s.Goal == "" {
 			s.Goal = h.Prompt
@@ -200,7 +201,7 @@ func (t *Translator) Close(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		outcome := s.Outcome()
+		var outcome events.Outcome // judged by the plan
 		switch s.Own.status {
 		case "aborted":
 			outcome = events.OutcomeAborted
@@ -208,7 +209,7 @@ func (t *Translator) Close(ctx context.Context) error {
 			outcome = events.OutcomeFailure
 		}
 		t.N.Ended++
-		errs = append(errs, s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: s.StopAt}, outcome, s.Prompts, s.StopAt.Sub(s.StartAt)))
+		errs = append(errs, s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: s.StopAt}, outcome))
 	}
 	for _, s := range t.Sessions {
 		t.N.Quality.Add(s.Quality())

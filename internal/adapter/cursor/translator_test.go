@@ -79,7 +79,7 @@ func TestFixture(t *testing.T) {
 		id + "/h7/plan agent.plan.updated",
 		id + "/h7 agent.tool.called edit_file control=true",
 		id + "/h8 agent.tool.called search_docs control=false task=2",
-		id + "/end agent.session.ended partial_success replans=1 calls=6",
+		id + "/end agent.session.ended unknown replans=1 calls=6",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

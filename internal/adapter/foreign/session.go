@@ -154,11 +154,18 @@ type Call struct {
 	Duration time.Duration
 }
 
-// Session translates one session. Not safe for concurrent use.
+// Session translates one session of a foreign agent, as a sequence of
+// requests (docs/plan-dialects.md, "Requests"): a plan call that lists a
+// new task when every task of the plan in force is completed
+// (plandialect.Began) ends the request in force, with outcome success, and
+// begins the next one, <id>/2, <id>/3, …, which the adapter goes on feeding.
+// Not safe for concurrent use.
 type Session struct {
 	sink   agent.Sink
 	source string
-	id     string
+	base   string // the id of the first request
+	id     string // the request in force
+	n      int    // requests begun, from 1
 	reg    *plandialect.Registry
 	tr     *plandialect.Tracker
 	files  *Files                   // nil: plan files are not read
@@ -172,15 +179,23 @@ type Session struct {
 	// step's call.
 	st     *plandialect.StepTracker
 	heldAt At
+	// held is a whole-list plan call waiting for the end of its burst
+	// (nil: none): a burst of plan calls with no real call between them is
+	// classified as its last call.
+	held *plandialect.Plan
 
-	seq       int64
-	started   bool
-	calls     int64 // agent.tool.called events
-	failed    int64
-	taskCalls map[int64]int64 // work calls per task id
-	taskFails map[int64]int64
-	quality   Quality
-	emitted   int64
+	seq        int64
+	started    bool
+	start      events.SessionStartedData // the first request's, for the next ones
+	startAt    time.Time                 // the request's
+	iterations int64
+	replans    int64 // agent.plan.updated events of the request
+	calls      int64 // agent.tool.called events of the request
+	failed     int64
+	taskCalls  map[int64]int64 // work calls per task id
+	taskFails  map[int64]int64
+	quality    Quality
+	emitted    int64
 }
 
 // New returns the Session id of source, emitting to sink. An id longer
@@ -189,7 +204,7 @@ func New(sink agent.Sink, source, id string, reg *plandialect.Registry) *Session
 	if id == "" || utf8.RuneCountInString(id) > maxKey {
 		id = hashed(id)
 	}
-	return &Session{sink: sink, source: source, id: id, reg: reg, tr: reg.NewTracker(),
+	return &Session{sink: sink, source: source, base: id, id: id, n: 1, reg: reg, tr: reg.NewTracker(),
 		taskCalls: map[int64]int64{}, taskFails: map[int64]int64{}}
 }
 
@@ -231,8 +246,15 @@ func (s *Session) forget() {
 	}
 }
 
-// ID is the session id.
+// ID is the session id of the request in force.
 func (s *Session) ID() string { return s.id }
+
+// Requests returns the number of requests begun: 1, plus one per Began.
+func (s *Session) Requests() int { return s.n }
+
+// Iterate counts one iteration of the agent's loop (a prompt, a model
+// turn) in the request in force: agent.session.ended's iterations.
+func (s *Session) Iterate() { s.iterations++ }
 
 // Started reports whether Start was called.
 func (s *Session) Started() bool { return s.started }
@@ -260,10 +282,33 @@ func (s *Session) emit(ctx context.Context, at At, suffix string, typ events.Typ
 	return s.sink.Send(ctx, e)
 }
 
-// Start emits agent.session.started.
+// Start emits agent.session.started; the requests a Began begins start
+// with the same data.
 func (s *Session) Start(ctx context.Context, at At, d events.SessionStartedData) error {
-	s.started = true
+	s.started, s.start, s.startAt = true, d, at.Time
 	return s.emit(ctx, at, "", events.SessionStarted, d)
+}
+
+// next ends the request in force, whose plan the agent finished, and
+// begins the next one at at (event ids at.ID+"/end", at.ID+"/start").
+func (s *Session) next(ctx context.Context, at At) error {
+	if s.started {
+		if err := s.ended(ctx, At{ID: at.ID + "/end", Time: at.Time, Seq: at.Seq}, events.OutcomeSuccess); err != nil {
+			return err
+		}
+	}
+	s.n++
+	s.id = fmt.Sprintf("%s/%d", s.base, s.n)
+	if len(s.id) > maxKey {
+		s.id = hashed(s.id)
+	}
+	s.seq, s.iterations, s.replans, s.calls, s.failed = 0, 0, 0, 0, 0
+	s.taskCalls, s.taskFails = map[int64]int64{}, map[int64]int64{}
+	if !s.started {
+		return nil
+	}
+	s.iterations = 1 // the iteration that made the plan
+	return s.Start(ctx, At{ID: at.ID + "/start", Time: at.Time, Seq: at.Seq}, s.start)
 }
 
 // Tool translates one tool call: a plan-tool call goes through the dialect
@@ -277,22 +322,24 @@ func (s *Session) Start(ctx context.Context, at At, d events.SessionStartedData)
 // hint. Event ids are at.ID plus a suffix ("/plan", "/done/<task id>",
 // nothing for the call).
 //
-// An incremental task tool's call (TaskCreate, TaskUpdate) or a control
-// tool's (TaskList, TaskGet, ToolSearch) is a control call whose step is
-// held; any other call first ends the burst (Flush), so that the steps
-// before it are classified as one plan call.
+// A plan call is held until its burst ends: an incremental task tool's
+// call (TaskCreate, TaskUpdate) or a control tool's (TaskList, TaskGet,
+// ToolSearch) is a control call whose step is held; a whole-list plan
+// call is a control call whose list replaces the one held. Any other call
+// first ends the burst (Flush), so that the plan calls before it are
+// classified as one.
 func (s *Session) Tool(ctx context.Context, at At, c Call) error {
 	if sd, ok := s.reg.LookupStep(c.Tool); ok {
-		if err := s.step(at, sd, c); err != nil {
+		if err := s.step(ctx, at, sd, c); err != nil {
 			return err
 		}
 		return s.called(ctx, at, c, nil, nil, true)
 	}
-	if err := s.Flush(ctx); err != nil {
-		return err
-	}
 	d, isPlan := s.reg.Lookup(c.Tool)
 	if !isPlan {
+		if err := s.Flush(ctx); err != nil {
+			return err
+		}
 		switch {
 		case s.files == nil:
 		case s.toolPlanned:
@@ -327,13 +374,37 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 	if err != nil {
 		return fmt.Errorf("session %s: parse %s: %w", s.id, c.Tool, err)
 	}
+	if p.Revision {
+		// A SkillLite revision replaces the pending part: every call is one.
+		if err := s.Flush(ctx); err != nil {
+			return err
+		}
+		return s.apply(ctx, at, p)
+	}
+	if err := s.flushSteps(ctx); err != nil {
+		return err
+	}
+	if s.held != nil && plandialect.Finishes(*s.held) {
+		// The burst finished the request's plan: that is seen before
+		// the next list, which may begin the next request.
+		if err := s.flushPlan(ctx); err != nil {
+			return err
+		}
+	}
+	s.held, s.heldAt = &p, at
+	return nil
+}
+
+// apply classifies one whole-list plan call through the core and emits
+// what it decided.
+func (s *Session) apply(ctx context.Context, at At, p plandialect.Plan) error {
 	res, err := s.tr.Apply(p)
 	if errors.Is(err, plandialect.ErrPlan) {
 		s.quality.PlanCallsUnreadable++
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("session %s: apply %s: %w", s.id, c.Tool, err)
+		return fmt.Errorf("session %s: apply a plan: %w", s.id, err)
 	}
 	if len(res.Tasks) > 0 {
 		s.toolPlanned = true
@@ -344,7 +415,7 @@ func (s *Session) plan(ctx context.Context, at At, d plandialect.Dialect, c Call
 // step holds one incremental task call's step. A failed call changed
 // nothing; a call whose arguments or result cannot be read, or which
 // names a task the session never created, is counted and skipped.
-func (s *Session) step(at At, d plandialect.StepDialect, c Call) error {
+func (s *Session) step(ctx context.Context, at At, d plandialect.StepDialect, c Call) error {
 	if !c.OK {
 		if d.Name() != plandialect.Control {
 			s.quality.PlanCallsFailed++
@@ -364,8 +435,16 @@ func (s *Session) step(at At, d plandialect.StepDialect, c Call) error {
 	case st.Op == plandialect.StepRead:
 		return nil
 	}
+	if err := s.flushPlan(ctx); err != nil {
+		return err
+	}
 	if s.st == nil {
 		s.st = plandialect.NewStepTracker(s.tr)
+	}
+	if s.st.Finishes(st) {
+		if err := s.flushSteps(ctx); err != nil {
+			return err
+		}
 	}
 	err = s.st.Step(st)
 	if errors.Is(err, plandialect.ErrPlan) {
@@ -379,13 +458,33 @@ func (s *Session) step(at At, d plandialect.StepDialect, c Call) error {
 	return nil
 }
 
-// Flush ends a burst of incremental task calls: the steps held since the
-// last real call go through the core as one plan call, whose events are
-// emitted at the burst's last call. Tool calls it before every call that
-// is not a task or control tool's, End before the session's end; an
-// adapter calls it where the agent's turn ends (Claude Code's Stop, a new
-// prompt). Nothing happens when no step is held.
+// Flush ends a burst of plan calls: the incremental task calls held since
+// the last real call go through the core as one plan call, and so does the
+// last whole-list plan call of the burst (a change undone by the next plan
+// call is nothing; several changes are one replan); the events are emitted
+// at the burst's last call. Tool calls it before every call that is not a
+// plan, task or control tool's, End before the session's end; an adapter
+// calls it where the agent's turn ends (Claude Code's Stop, a new prompt).
+// Nothing happens when nothing is held.
 func (s *Session) Flush(ctx context.Context) error {
+	if err := s.flushPlan(ctx); err != nil {
+		return err
+	}
+	return s.flushSteps(ctx)
+}
+
+// flushPlan applies the held whole-list plan call, if any.
+func (s *Session) flushPlan(ctx context.Context) error {
+	if s.held == nil {
+		return nil
+	}
+	p := *s.held
+	s.held = nil
+	return s.apply(ctx, s.heldAt, p)
+}
+
+// flushSteps classifies the held incremental steps, if any.
+func (s *Session) flushSteps(ctx context.Context) error {
 	if s.st == nil {
 		return nil
 	}
@@ -479,9 +578,15 @@ func (s *Session) file(ctx context.Context, at At, c Call) error {
 func (s *Session) result(ctx context.Context, at At, suffix string, res plandialect.Result) error {
 	var err error
 	switch res.Kind {
+	case plandialect.Began:
+		if err := s.next(ctx, at); err != nil {
+			return err
+		}
+		fallthrough
 	case plandialect.Created:
 		err = s.emit(ctx, at, suffix+"/plan", events.PlanCreated, res.PlanCreated())
 	case plandialect.Replanned:
+		s.replans++
 		err = s.emit(ctx, at, suffix+"/plan", events.PlanUpdated, res.PlanUpdated(events.TriggerModel))
 	}
 	if err != nil {
@@ -531,36 +636,37 @@ func (s *Session) called(ctx context.Context, at At, c Call, task *int64, hint *
 	return s.emit(ctx, at, "", events.ToolCalled, d)
 }
 
-// Outcome is the outcome of a session that did not fail by the agent's own
-// account, judged by the plan in force: success without a plan or with
-// every task completed, partial_success with some completed, failure with
-// none.
+// Outcome is the outcome of a request that did not end in an error and
+// declared none, from the only evidence left (call it after Flush): success when the agent, by
+// its own account, completed every task of its plan
+// (plandialect.Tracker.Finished), else unknown. A request without a plan,
+// or with tasks still pending, shows nothing of how it went.
 func (s *Session) Outcome() events.Outcome {
-	plan := s.tr.Plan()
-	done := 0
-	for _, t := range plan {
-		if t.Done() {
-			done++
-		}
-	}
-	switch {
-	case done == len(plan):
+	if s.tr.Finished() {
 		return events.OutcomeSuccess
-	case done > 0:
-		return events.OutcomePartialSuccess
 	}
-	return events.OutcomeFailure
+	return events.OutcomeUnknown
 }
 
-// End emits agent.session.ended with the session's totals: replans as the
-// core counted them, tool calls and failed ones as emitted.
-func (s *Session) End(ctx context.Context, at At, outcome events.Outcome, iterations int64, dur time.Duration) error {
+// End flushes what is held and emits agent.session.ended for the request
+// in force with outcome ("" for the one Outcome judges, after the flush)
+// and its totals: replans as the core counted them, tool calls and failed
+// ones as emitted, the iterations counted (Iterate), and the time since the
+// request started.
+func (s *Session) End(ctx context.Context, at At, outcome events.Outcome) error {
 	if err := s.Flush(ctx); err != nil {
 		return err
 	}
+	if outcome == "" {
+		outcome = s.Outcome()
+	}
+	return s.ended(ctx, at, outcome)
+}
+
+func (s *Session) ended(ctx context.Context, at At, outcome events.Outcome) error {
 	return s.emit(ctx, at, "", events.SessionEnded, events.SessionEndedData{
-		Outcome: outcome, Replans: s.tr.Replans(), ToolCalls: s.calls, FailedToolCalls: s.failed,
-		Iterations: iterations, DurationMS: max(dur.Milliseconds(), 0),
+		Outcome: outcome, Replans: s.replans, ToolCalls: s.calls, FailedToolCalls: s.failed,
+		Iterations: s.iterations, DurationMS: max(at.Time.Sub(s.startAt).Milliseconds(), 0),
 	})
 }
 

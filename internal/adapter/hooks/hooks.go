@@ -55,7 +55,6 @@ type Session[X any] struct {
 	StartAt time.Time
 	Model   string
 	Goal    string
-	Prompts int64 // prompts submitted: the session's iterations
 	Ordinal int64 // hooks of the session so far
 	Stopped bool  // a turn ended (Stop), and no prompt since where the agent says so
 	StopAt  time.Time

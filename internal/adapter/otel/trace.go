@@ -51,11 +51,10 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 	if err != nil {
 		return sess.Emitted(), sess.Quality(), err
 	}
-	var iterations int64
 	for _, s := range spans {
 		switch {
 		case inference[s.op]:
-			iterations++
+			sess.Iterate()
 		case s.op == opExecuteTool && s.tool != "":
 			c := foreign.Call{Tool: s.tool, Args: s.args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
 			if err := sess.Tool(ctx, foreign.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, c); err != nil {
@@ -63,11 +62,11 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 			}
 		}
 	}
-	outcome := sess.Outcome()
+	var outcome events.Outcome // judged by the plan
 	if root.failed {
 		outcome = failure(root.errType)
 	}
-	err = sess.End(ctx, foreign.At{ID: key(root) + "/end", Time: root.end, Seq: micros(root.end)}, outcome, iterations, root.duration())
+	err = sess.End(ctx, foreign.At{ID: key(root) + "/end", Time: root.end, Seq: micros(root.end)}, outcome)
 	return sess.Emitted(), sess.Quality(), err
 }
 

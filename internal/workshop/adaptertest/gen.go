@@ -32,6 +32,10 @@ type GenSession struct {
 	// Plan-file sessions (PlanFileSessions) only:
 	Completions  int64 // agent.task.completed events: boxes ticked
 	UnknownPrior int64 // edits of the plan file with unknown prior content
+	// RequestReplans: the replans of each request the session is made of
+	// (a task added when every task was completed begins the next one);
+	// nil for one request with Replans.
+	RequestReplans []int64
 }
 
 // ClaudeCodeHooks renders ss as Claude Code hook inputs
@@ -51,8 +55,15 @@ func TruthOf(ss []GenSession) Truth {
 	t := Truth{Sessions: int64(len(ss))}
 	for _, s := range ss {
 		t.Replans += s.Replans
-		if s.Replans > 0 {
-			t.Replanned++
+		reqs := s.RequestReplans
+		if reqs == nil {
+			reqs = []int64{s.Replans}
+		}
+		t.Sessions += int64(len(reqs)) - 1
+		for _, n := range reqs {
+			if n > 0 {
+				t.Replanned++
+			}
 		}
 		t.RealCalls += s.RealCalls
 		t.FailedCalls += s.FailedCalls

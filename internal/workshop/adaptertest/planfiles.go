@@ -21,6 +21,9 @@ func PlanFileSessions(seed uint64, n int, style plangen.Style, start time.Time) 
 		ps := plangen.Generate(seed*1_000_003+uint64(i), style)
 		s := newSession(rng, i, start.Add(time.Duration(i)*10*time.Minute), false)
 		s.Replans, s.Completions, s.UnknownPrior = int64(ps.Truth.Replans), int64(ps.Truth.Completed), int64(ps.Truth.Unknown)
+		for _, n := range ps.RequestReplans {
+			s.RequestReplans = append(s.RequestReplans, int64(n))
+		}
 		rec := session.Record(rng, &s.Session)
 		for _, c := range ps.Calls {
 			plan := len(c.Expect) > 0

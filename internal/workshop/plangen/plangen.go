@@ -40,7 +40,8 @@ type Call struct {
 	Tool string
 	Args json.RawMessage
 	// Expect is what each plan-file result of the call is, in order:
-	// "created", "replanned", "progressed", "unchanged", or "unknown" (an
+	// "created", "replanned", "progressed", "unchanged", "began" (a task
+	// added when every task was completed: the next request), or "unknown" (an
 	// edit of the plan file with unknown prior content). Empty for an
 	// ordinary call, which is not a plan-file operation.
 	Expect []string
@@ -50,6 +51,11 @@ type Call struct {
 type Truth struct {
 	Created   int // 1 once the plan has a task
 	Replans   int
+	// Began counts the tasks added when every task was completed: each
+	// begins the agent's next request (plandialect.Began), not a replan.
+	Began int
+	// LastReplans is the number of replans since the last Began.
+	LastReplans int
 	Completed int // agent.task.completed events: boxes ticked
 	Unknown   int // edits with unknown prior content
 }
@@ -60,12 +66,16 @@ type Session struct {
 	Path  string // the plan file
 	Calls []Call
 	Truth Truth
+	// RequestReplans holds the replans of each request, in order: the
+	// first plan's, then one entry per Truth.Began.
+	RequestReplans []int
 }
 
 type task struct {
 	desc  string
 	phase int
 	mark  byte // ' ', '~', 'x'
+	req   int  // the request that listed it: model.req when it was added
 }
 
 type model struct {
@@ -74,6 +84,23 @@ type model struct {
 	numbered []bool
 	tasks    []task
 	notes    string
+	req      int // the request in force, from 0
+}
+
+// finished reports whether the request in force listed a task and every
+// task it listed is ticked.
+func (m *model) finished() bool {
+	own := 0
+	for _, t := range m.tasks {
+		if t.req != m.req {
+			continue
+		}
+		own++
+		if t.mark != 'x' {
+			return false
+		}
+	}
+	return own > 0
 }
 
 // render writes m as the plan file: a title, one heading per phase with
@@ -150,6 +177,7 @@ func Generate(seed uint64, style Style) Session {
 	g.ordinary()
 	g.write("", m.render(), "created")
 	s.Truth.Created = 1
+	s.RequestReplans = []int{0}
 	for range 4 + g.rng.IntN(8) {
 		g.step(m)
 		if g.rng.IntN(2) == 0 {
@@ -189,27 +217,47 @@ func (g *gen) step(m *model) {
 		if at < len(m.tasks) {
 			phase = m.tasks[at].phase
 		}
-		m.tasks = slices.Insert(m.tasks, at, task{desc: g.desc(), phase: phase, mark: ' '})
-		g.s.Truth.Replans++
-		g.edit(before, m.render(), []string{"replanned"})
+		kind := g.added(m, m.finished())
+		m.tasks = slices.Insert(m.tasks, at, task{desc: g.desc(), phase: phase, mark: ' ', req: m.req})
+		g.edit(before, m.render(), []string{kind})
 	case x < 8 && len(pending) > 0: // drop a pending task
 		i := pending[g.rng.IntN(len(pending))]
 		m.tasks = slices.Delete(m.tasks, i, i+1)
-		g.s.Truth.Replans++
+		g.replanned()
 		g.edit(before, m.render(), []string{"replanned"})
 	case x < 9: // change the notes only
 		m.notes = "see " + g.desc()
 		g.edit(before, m.render(), []string{"unchanged"})
 	default: // rewrite the whole file: tick one and add one
-		kind := "replanned"
+		finished := m.finished()
 		if len(pending) > 0 {
 			m.tasks[pending[0]].mark = 'x'
 			g.s.Truth.Completed++
 		}
-		m.tasks = append(m.tasks, task{desc: g.desc(), phase: len(m.phases) - 1, mark: ' '})
-		g.s.Truth.Replans++
+		kind := g.added(m, finished)
+		m.tasks = append(m.tasks, task{desc: g.desc(), phase: len(m.phases) - 1, mark: ' ', req: m.req})
 		g.write(before, m.render(), kind)
 	}
+}
+
+// added counts a task about to be added to m: the next request's plan when
+// the request in force was finished before the call, else a replan.
+func (g *gen) added(m *model, finished bool) string {
+	if finished {
+		m.req++
+		g.s.Truth.Began++
+		g.s.Truth.LastReplans = 0
+		g.s.RequestReplans = append(g.s.RequestReplans, 0)
+		return "began"
+	}
+	g.replanned()
+	return "replanned"
+}
+
+func (g *gen) replanned() {
+	g.s.Truth.Replans++
+	g.s.Truth.LastReplans++
+	g.s.RequestReplans[len(g.s.RequestReplans)-1]++
 }
 
 func (g *gen) add(tool string, args map[string]any, expect ...string) {

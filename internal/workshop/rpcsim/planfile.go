@@ -103,7 +103,9 @@ func (s *sim) planFileTurn(i int, mode PlanFileMode, ps plangen.Session) PlanFil
 		steps = s.interleave(steps)
 	}
 	if mode != Both {
-		truth.Replans, truth.Completed, truth.Unknown = int64(ps.Truth.Replans), int64(ps.Truth.Completed), int64(ps.Truth.Unknown)
+		// SkillLite's turn is the request: a task added after every task was
+		// completed is a replan there (plandialect.Config.Requests is off).
+		truth.Replans, truth.Completed, truth.Unknown = int64(ps.Truth.Replans+ps.Truth.Began), int64(ps.Truth.Completed), int64(ps.Truth.Unknown)
 	}
 	for len(steps) > 0 {
 		tr.usage++
