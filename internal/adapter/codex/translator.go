@@ -99,15 +99,15 @@ type Translator struct {
 
 // request is one turn of a thread: one evosignal session.
 type request struct {
-	s          *foreign.Session
-	start      time.Time
-	model      string
-	goal       string
-	failed     bool
-	calls      map[string]*call   // by call_id, until their output
-	commands   map[string]*item   // CommandExecution items by id, for their call's output
-	script     *script            // the code-mode script running
-	scriptOf   map[string]*script // by call_id
+	s        *foreign.Session
+	start    time.Time
+	model    string
+	goal     string
+	failed   bool
+	calls    map[string]*call   // by call_id, until their output
+	commands map[string]*item   // CommandExecution items by id, for their call's output
+	script   *script            // the code-mode script running
+	scriptOf map[string]*script // by call_id
 }
 
 // call is a function or custom tool call waiting for its output.

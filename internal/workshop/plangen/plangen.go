@@ -49,15 +49,15 @@ type Call struct {
 
 // Truth is what a generated session's plan did.
 type Truth struct {
-	Created   int // 1 once the plan has a task
-	Replans   int
+	Created int // 1 once the plan has a task
+	Replans int
 	// Began counts the tasks added when every task was completed: each
 	// begins the agent's next request (plandialect.Began), not a replan.
 	Began int
 	// LastReplans is the number of replans since the last Began.
 	LastReplans int
-	Completed int // agent.task.completed events: boxes ticked
-	Unknown   int // edits with unknown prior content
+	Completed   int // agent.task.completed events: boxes ticked
+	Unknown     int // edits with unknown prior content
 }
 
 // Session is one generated session.
