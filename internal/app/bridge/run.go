@@ -73,6 +73,9 @@ type options struct {
 	adapter                  adapter.Adapter
 	conn                     bus.ConnConfig
 	logLevel, logFormat      string
+	follow                   bool
+	state                    string
+	poll                     time.Duration
 }
 
 func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
@@ -93,6 +96,9 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
+	fs.BoolVar(&o.follow, "follow", false, "keep reading -in (a directory or a file) and publish what is appended, live, to -nats; until interrupted")
+	fs.StringVar(&o.state, "state", "", "with -follow: the `file` recording what was published, so that a restart sends nothing twice (default under $XDG_STATE_HOME/evosignal/bridge-follow/, one per -agent, -in and -nats)")
+	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "with -follow: look for appended lines and new files every `duration`")
 	cli.ConnFlags(fs, &o.conn)
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	af := declareAdapterFlags(fs, adapters)
@@ -138,6 +144,28 @@ func (o *options) validate(af *adapterFlags) error {
 			errs = append(errs, fmt.Errorf("-prefix %q is not a literal subject", o.prefix))
 		}
 	}
+	errs = append(errs, o.validateFollow())
+	return errors.Join(errs...)
+}
+
+// validateFollow reports the problems of -follow, -state and -poll.
+func (o *options) validateFollow() error {
+	var errs []error
+	if !o.follow {
+		if o.state != "" {
+			errs = append(errs, errors.New("-state applies to -follow only"))
+		}
+		return errors.Join(errs...)
+	}
+	if o.in == "-" {
+		errs = append(errs, errors.New("-follow reads -in, a directory or a file, not stdin (pipe stdin without -follow)"))
+	}
+	if o.natsURL == "" {
+		errs = append(errs, errors.New("-follow publishes to NATS: give -nats URL (not -out)"))
+	}
+	if o.poll <= 0 {
+		errs = append(errs, fmt.Errorf("-poll %s must be positive", o.poll))
+	}
 	return errors.Join(errs...)
 }
 
@@ -152,6 +180,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	log, err := cli.NewLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
+	}
+	if o.follow {
+		return runFollow(ctx, o, log)
 	}
 	in, files, err := openInput(o, stdin)
 	if err != nil {
