@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,6 +270,49 @@ func TestFollowCodex(t *testing.T) {
 				if !strings.Contains(log2, w) {
 					t.Errorf("the restarted bridge's log lacks %q:\n%s", w, log2)
 				}
+			}
+		})
+	}
+}
+
+// TestFollowAdopt: a file the state knows is resumed where the last run
+// left it only while it is still that file: one truncated (shorter than
+// the offset read) or replaced (its first bytes differ) is read as new,
+// all its events sent.
+func TestFollowAdopt(t *testing.T) {
+	root := t.TempDir()
+	content := []byte("{\"first\": 1}\n{\"second\": 2}\n")
+	n := int64(len(content))
+	name := filepath.Join(root, "rollout-x.jsonl")
+	appendFile(t, name, content)
+	head, err := headOf(name, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		now    []byte // the file at the restart
+		entry  followedFile
+		events int64 // sent before, as adopted
+	}{
+		{"same file", content, followedFile{Offset: n, Head: head, HeadLen: n, Events: 7, Settled: true}, 7},
+		{"grown", append(slices.Clip(content), "{\"third\": 3}\n"...), followedFile{Offset: n, Head: head, HeadLen: n, Events: 7, Settled: true}, 7},
+		{"truncated", content[:10], followedFile{Offset: n, Head: head, HeadLen: n, Events: 7, Settled: true}, 0},
+		{"replaced", bytes.ToUpper(content), followedFile{Offset: n, Head: head, HeadLen: n, Events: 7, Settled: true}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(name, tt.now, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var log syncBuffer
+			f := &follower{root: root, log: slog.New(slog.NewTextHandler(&log, nil)), prior: map[string]followedFile{"rollout-x.jsonl": tt.entry}}
+			got := f.adopt(name)
+			if got.sent != tt.events || got.key != "rollout-x.jsonl" {
+				t.Errorf("adopt(%s) = key %q, %d events sent before, want %q, %d\n%s", tt.name, got.key, got.sent, "rollout-x.jsonl", tt.events, log.String())
+			}
+			if replaced := strings.Contains(log.String(), "truncated or replaced"); replaced != (tt.events == 0) {
+				t.Errorf("adopt(%s) logged %q", tt.name, log.String())
 			}
 		})
 	}
