@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -117,9 +118,15 @@ func (f *follower) run(ctx context.Context) error {
 		return err
 	}
 	f.prior, f.files = st.Files, map[string]*tailed{}
+	// The translations' sends outlive ctx, to deliver what was read, but
+	// give up CloseTimeout after it is done (one blocked on a publisher
+	// that cannot deliver, say).
 	readCtx, cancelRead := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRead()
 	f.readCtx = readCtx
+	giveUp := time.AfterFunc(time.Duration(math.MaxInt64), cancelRead)
+	defer giveUp.Stop()
+	defer context.AfterFunc(ctx, func() { giveUp.Reset(output.CloseTimeout) })()
 	f.log.Info("following", "in", f.root, "state", f.stateFile, "poll", f.poll)
 	ticker := time.NewTicker(f.poll)
 	defer ticker.Stop()
@@ -139,11 +146,9 @@ func (f *follower) run(ctx context.Context) error {
 		}
 	}
 	// Stop intake: end every translation once it has read what it was
-	// handed; then deliver, and save the state. Bounded: a translation
-	// still blocked on a send when the bound passes gives up.
+	// handed; then deliver, and save the state.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
 	defer cancel()
-	defer context.AfterFunc(final, cancelRead)()
 	for _, t := range f.files {
 		if serr := f.stop(t); serr != nil {
 			f.log.Warn("translation ended with an error", "file", t.path, "err", serr)
@@ -178,6 +183,7 @@ func (f *follower) tick(ctx context.Context) {
 			f.log.Warn("read input file", "file", p, "err", err)
 		}
 	}
+	f.prior = nil // a file of the last run not listed now is gone
 	for p, t := range f.files {
 		if !seen[p] {
 			f.log.Info("file gone: no longer followed", "file", p)
@@ -185,6 +191,17 @@ func (f *follower) tick(ctx context.Context) {
 			delete(f.files, p)
 		}
 	}
+	for _, t := range f.live() {
+		if now.Sub(t.grew) >= idleAfter {
+			f.log.Debug("file idle: translation ended until it grows", "file", t.path)
+			f.end(t)
+		}
+	}
+}
+
+// live returns the files whose translation runs, the one grown longest ago
+// first.
+func (f *follower) live() []*tailed {
 	var live []*tailed
 	for _, t := range f.files {
 		if t.pw != nil {
@@ -192,12 +209,7 @@ func (f *follower) tick(ctx context.Context) {
 		}
 	}
 	slices.SortFunc(live, func(a, b *tailed) int { return a.grew.Compare(b.grew) })
-	for i, t := range live {
-		if now.Sub(t.grew) >= idleAfter || len(live)-i > maxLive {
-			f.log.Debug("file idle: translation ended until it grows", "file", t.path)
-			f.end(t)
-		}
-	}
+	return live
 }
 
 // adopt starts following path, where the last run left it if the state
@@ -257,6 +269,9 @@ func (f *follower) advance(ctx context.Context, t *tailed, now time.Time) error 
 	}
 	from := t.offset
 	if t.pw == nil {
+		if live := f.live(); len(live) >= maxLive {
+			f.end(live[0]) // it was handed all its lines
+		}
 		if err := f.begin(ctx, t); err != nil {
 			t.broken = true
 			return err
