@@ -26,9 +26,10 @@ type Output struct {
 	agent.Sink
 	// Where says where the events go, for summaries ("-", a file name, a
 	// stream).
-	Where string
-	flush func() error
-	close func(context.Context) error
+	Where   string
+	flush   func() error
+	deliver func(context.Context) error
+	close   func(context.Context) error
 }
 
 // JSONL writes JSON lines to the file name, or to stdout for "-".
@@ -62,7 +63,7 @@ func Publish(js jetstream.JetStream, nc *nats.Conn, cfg agent.PublisherConfig, w
 	if err != nil {
 		return nil, err
 	}
-	return &Output{Sink: pub, Where: where, close: func(ctx context.Context) error {
+	return &Output{Sink: pub, Where: where, deliver: pub.Flush, close: func(ctx context.Context) error {
 		if nc != nil {
 			defer nc.Close()
 		}
@@ -80,6 +81,20 @@ func (o *Output) Flush() error {
 		return nil
 	}
 	return o.flush()
+}
+
+// Deliver waits, within ctx, until every event sent so far is delivered:
+// written out, or acknowledged by JetStream (or given up on). It returns the
+// delivery errors since the last Deliver; nil means every event sent before
+// it was taken.
+func (o *Output) Deliver(ctx context.Context) error {
+	if o.deliver != nil {
+		if err := o.deliver(ctx); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+		return nil
+	}
+	return o.Flush()
 }
 
 // Buffered reports whether Flush has anything to do.

@@ -78,3 +78,29 @@ func TestPublishCloseAfterCancel(t *testing.T) {
 		t.Fatalf("stream holds %d messages, want %d", info.State.Msgs, n)
 	}
 }
+
+// Deliver returns once JetStream holds every event sent before it, with
+// the output still open.
+func TestPublishDeliver(t *testing.T) {
+	_, _, js := testkit.Embedded(t)
+	stream, err := bus.EnsureStream(t.Context(), js, bus.DefaultStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := output.Publish(js, nil, agent.PublisherConfig{}, "EVO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close(t.Context())
+	n := session(t, t.Context(), out)
+	if err := out.Deliver(t.Context()); err != nil {
+		t.Fatalf("Deliver = %v", err)
+	}
+	info, err := stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(n) {
+		t.Fatalf("after Deliver the stream holds %d messages, want %d", info.State.Msgs, n)
+	}
+}

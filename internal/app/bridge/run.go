@@ -34,6 +34,7 @@ func usage(ctx context.Context, adapters []adapter.Adapter) string {
 // usageFormat is usage with the commands as %[1]s (bridge) and %[2]s
 // (ingest), the adapters' entries as %[3]s.
 const usageFormat = `Usage: %[1]s -agent NAME [-in FILE|DIR] (-out FILE | -nats URL) [flags]
+       %[1]s -agent NAME -in DIR|FILE -follow [-state FILE] -nats URL [flags]
 
 Bridges what a foreign agent writes into evosignal events (CloudEvents v1,
 see schema/README.md); -agent names the format:
@@ -48,7 +49,21 @@ record could be used is an error (is -agent right?), and so is an empty one;
 a summary line ends the run. Events go to NATS JetStream with -nats (the
 stream must capture <prefix>.<agent>, as the one ingest creates does), or as
 JSON lines to -out. A flag that -agent does
-not take is refused. The events' source is <name>/bridge/<hostname> unless
+not take is refused.
+
+-follow keeps reading -in (a directory, for an adapter that reads one, or a
+file) and publishes to -nats what is appended, live, until interrupted
+(Ctrl-C or SIGTERM: what was read is delivered and -state saved). The tree
+is polled every -poll (no file-system events: it works on every
+filesystem, new subdirectories included); new files are picked up, and only
+complete lines are read: a partial last line waits for its newline. Each
+file is translated on its own, from its start. -state records, per file,
+how far it was read, how many of its events JetStream acknowledged and its
+first bytes: a restart translates each file again and publishes only the
+events past those, so nothing is sent twice (a file truncated or replaced
+is read as new). What a translation would emit only at the end of its
+input is not emitted while following: a file never ends, a session ends
+when the file says so (docs/follow.md). The events' source is <name>/bridge/<hostname> unless
 -source says otherwise.
 
 Examples:
@@ -61,6 +76,8 @@ Examples:
   client | skilllite agent-rpc | tee -a agent-rpc.jsonl | %[1]s -agent skilllite -nats nats://127.0.0.1:4222
   # every Codex rollout so far, one session per request
   %[1]s -agent codex -in ~/.codex/sessions -out - | %[2]s -file -
+  # and live: every rollout as Codex appends to it, resumed where it stopped
+  %[1]s -agent codex -in ~/.codex/sessions -follow -nats nats://127.0.0.1:4222
   # a SkillLite agent of yours, named coder
   %[1]s -agent skilllite -name coder -in agent-rpc.jsonl -out - | %[2]s -file -
 
@@ -73,6 +90,9 @@ type options struct {
 	adapter                  adapter.Adapter
 	conn                     bus.ConnConfig
 	logLevel, logFormat      string
+	follow                   bool
+	state                    string
+	poll                     time.Duration
 }
 
 func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
@@ -93,6 +113,9 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")
+	fs.BoolVar(&o.follow, "follow", false, "keep reading -in (a directory or a file) and publish what is appended, live, to -nats; until interrupted")
+	fs.StringVar(&o.state, "state", "", "with -follow: the `file` recording what was published, so that a restart sends nothing twice (default under $XDG_STATE_HOME/evosignal/bridge-follow/, one per -agent, -in and -nats)")
+	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "with -follow: look for appended lines and new files every `duration`")
 	cli.ConnFlags(fs, &o.conn)
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	af := declareAdapterFlags(fs, adapters)
@@ -138,6 +161,28 @@ func (o *options) validate(af *adapterFlags) error {
 			errs = append(errs, fmt.Errorf("-prefix %q is not a literal subject", o.prefix))
 		}
 	}
+	errs = append(errs, o.validateFollow())
+	return errors.Join(errs...)
+}
+
+// validateFollow reports the problems of -follow, -state and -poll.
+func (o *options) validateFollow() error {
+	var errs []error
+	if !o.follow {
+		if o.state != "" {
+			errs = append(errs, errors.New("-state applies to -follow only"))
+		}
+		return errors.Join(errs...)
+	}
+	if o.in == "-" {
+		errs = append(errs, errors.New("-follow reads -in, a directory or a file, not stdin (pipe stdin without -follow)"))
+	}
+	if o.natsURL == "" {
+		errs = append(errs, errors.New("-follow publishes to NATS: give -nats URL (not -out)"))
+	}
+	if o.poll <= 0 {
+		errs = append(errs, fmt.Errorf("-poll %s must be positive", o.poll))
+	}
 	return errors.Join(errs...)
 }
 
@@ -152,6 +197,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	log, err := cli.NewLogger(stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
+	}
+	if o.follow {
+		return runFollow(ctx, o, log)
 	}
 	in, files, err := openInput(o, stdin)
 	if err != nil {

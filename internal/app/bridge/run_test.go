@@ -250,6 +250,10 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"feedback for otel", []string{"-agent", "otel", "-out", "-", "-feedback", "f.sqlite"}, "-feedback does not apply to -agent otel (it takes no flags of its own)"},
 		{"feedback for cursor", []string{"-agent", "cursor", "-out", "-", "-feedback", "f.sqlite"}, "-feedback does not apply to -agent cursor (it takes -model, -name, -source)"},
 		{"source for otel", []string{"-agent", "otel", "-out", "-", "-source", "otel/x"}, "-source does not apply to -agent otel"},
+		{"follow to -out", []string{"-agent", "codex", "-in", "x", "-follow", "-out", "-"}, "-follow publishes to NATS: give -nats URL (not -out)"},
+		{"follow stdin", []string{"-agent", "codex", "-follow", "-nats", "nats://127.0.0.1:1"}, "-follow reads -in, a directory or a file, not stdin"},
+		{"follow zero poll", []string{"-agent", "codex", "-in", "x", "-follow", "-poll", "0s", "-nats", "nats://127.0.0.1:1"}, "-poll 0s must be positive"},
+		{"state without follow", []string{"-agent", "codex", "-in", "x", "-state", "s.json", "-out", "-"}, "-state applies to -follow only"},
 		{"bad depth limit", []string{"-agent", "skilllite", "-out", "-", "-depth-limit", "many"}, `invalid value "many" for -depth-limit`},
 	}
 	for _, tt := range tests {
