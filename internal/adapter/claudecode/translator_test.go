@@ -101,7 +101,7 @@ func TestTranslateFixture(t *testing.T) {
 	if first := s.evs[0]; first.ID != "8c35adc1-2f4e-4c1b-9d0a-6b1f3f0e9a21/start" || first.Seq != 1 || !first.Time.Equal(time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC)) {
 		t.Errorf("first event: id %s seq %d time %s", first.ID, first.Seq, first.Time)
 	}
-	wantC := claudecode.Counts{Records: 18, Events: 18, Sessions: 3, Ended: 2, Open: 1}
+	wantC := claudecode.Counts{Records: 18, Events: 18, Sessions: 3, Ended: 2, Open: 1, ClockTimed: 4}
 	if c != wantC || len(bad) != 0 {
 		t.Errorf("counts %+v, want %+v; malformed %q", c, wantC, bad)
 	}

@@ -79,6 +79,6 @@ func (t *translation) Counts() adapter.Counts {
 func (t *translation) Report(w io.Writer) error {
 	c := t.tr.Stats()
 	adapter.WriteSummary(w, fmt.Sprintf("%d hook records read, %d events emitted, %d %s (%d ended, %d open), %d ignored, %d malformed",
-		c.Records, c.Events, c.Sessions, t.sessions, c.Ended, c.Open, c.Ignored, c.Malformed), c.Quality.Notes())
+		c.Records, c.Events, c.Sessions, t.sessions, c.Ended, c.Open, c.Ignored, c.Malformed), c.Notes())
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
@@ -41,7 +42,24 @@ type Counts struct {
 	Open      int64 // sessions left open at the end of input
 	Ignored   int64
 	Malformed int64
-	Quality   foreign.Quality
+	// FileTimed and ClockTimed count the records without a time: stamped
+	// with the input file's modification time (the same on every run over
+	// the same file), or, read from a stream, with the clock.
+	FileTimed, ClockTimed int64
+	Quality               foreign.Quality
+}
+
+// Notes returns what the untimed records mean, none when every record
+// had its time.
+func (c Counts) Notes() []string {
+	var n []string
+	if c.FileTimed > 0 {
+		n = append(n, fmt.Sprintf("%d hook records carry no time and were stamped with their file's modification time: bridging the same file again gives the same events, but their durations are 0; the hook command of the agent's docs records the time", c.FileTimed))
+	}
+	if c.ClockTimed > 0 {
+		n = append(n, fmt.Sprintf("%d hook records carry no time and, read from a stream, were stamped with the clock: bridging them again gives other times, which the store refuses as conflicting duplicates; bridge the file with -in FILE, or record the time with the hook command of the agent's docs", c.ClockTimed))
+	}
+	return append(n, c.Quality.Notes()...)
 }
 
 // RecordError is a record skipped as malformed.
@@ -72,6 +90,9 @@ type Base[X any] struct {
 	Sessions map[string]*Session[X]
 	Order    []string // session ids, first seen first
 	N        Counts
+	// stamp is the time of the records without one in the input being
+	// read: its file's modification time; zero for a stream (Now).
+	stamp time.Time
 }
 
 // NewBase returns a Base sending to sink; now stamps records without a
@@ -104,12 +125,22 @@ func (b *Base[X]) Stats() Counts {
 // record until r ends or ctx is done. A *RecordError from record goes to
 // onErr, numbered, and is skipped; a record that is not JSON at all ends
 // the input.
+//
+// Records without a time take r's modification time when r is a regular
+// file (so that the same file always gives the same events), else Now.
 func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Context, []byte) error, onErr func(*RecordError)) error {
+	b.stamp = time.Time{}
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			b.stamp = fi.ModTime().UTC()
+		}
+	}
 	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
 }
 
 // Record translates one record of b: parse reads the hook input (the
-// envelope taken off) stamped with its time (the envelope's, else Now), and
+// envelope taken off) stamped with its time (the envelope's, else the
+// file's, else Now), and
 // hook translates what parse read. A record that is not a JSON object, one
 // parse refuses and a *RecordError from hook are counted malformed.
 func Record[X, H any](ctx context.Context, b *Base[X], raw []byte, parse func(input []byte, at time.Time) (H, error), hook func(context.Context, H) error) error {
@@ -119,8 +150,14 @@ func Record[X, H any](ctx context.Context, b *Base[X], raw []byte, parse func(in
 		if err != nil {
 			return &RecordError{Err: err}
 		}
-		if at.IsZero() {
+		switch {
+		case !at.IsZero():
+		case !b.stamp.IsZero():
+			at = b.stamp
+			b.N.FileTimed++
+		default:
 			at = b.Now()
+			b.N.ClockTimed++
 		}
 		h, err := parse(input, at)
 		if err != nil {
