@@ -130,17 +130,17 @@ func WriteSummary(w io.Writer, totals string, notes []string) {
 }
 
 // Unusable is the error of an input read to its end that made no event and
-// holds no record, or of which no record could be used: some were
-// malformed and none made an event (another agent's records, say). An
-// input whose records were all valid and made no event (SkillLite's plain
-// answers) is not.
+// holds no record, of which most records were malformed (more than half:
+// another agent's records, mostly), or of which no record could be used:
+// some were malformed and none made an event. An input whose records were
+// all valid and made no event (SkillLite's plain answers) is not.
 func Unusable(agent string, c Counts) error {
 	switch {
-	case c.Events > 0:
-		return nil
-	case c.Records == 0:
+	case c.Records == 0 && c.Events == 0:
 		return fmt.Errorf("no events: the input holds no -agent %s record", agent)
-	case c.Malformed == 0:
+	case c.Malformed*2 > c.Records && c.Events > 0:
+		return fmt.Errorf("%d of the %d records read were malformed (%d events made of the rest); is this -agent %s input?", c.Malformed, c.Records, c.Events, agent)
+	case c.Events > 0, c.Malformed == 0:
 		return nil
 	}
 	return fmt.Errorf("no events: %d of the %d records read were malformed and none could be used; is this -agent %s input?", c.Malformed, c.Records, agent)

@@ -226,7 +226,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return errors.Join(err, out.Close(ctx))
 	}
-	readErr := read(ctx, tr, in, files)
+	head := &headBuffer{}
+	readErr := read(ctx, tr, in, files, head)
 	// Whatever stopped the input, end what it left open and deliver what
 	// was translated; after an interrupt too, within a bound.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
@@ -236,6 +237,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	reportErr := tr.Report(stderr)
 	if readErr == nil {
 		readErr = adapter.Unusable(o.agent, tr.Counts())
+		if d := registry.Describe(head.b); readErr != nil && d != "" {
+			readErr = fmt.Errorf("%w; the input looks like %s", readErr, d)
+		}
 	}
 	return errors.Join(readErr, closeErr, outErr, reportErr)
 }
@@ -267,17 +271,56 @@ func openInput(o *options, stdin io.Reader) (in io.Reader, files []string, err e
 	return f, nil, nil
 }
 
-// read hands the translation its input: in, or each of files in turn.
-func read(ctx context.Context, tr adapter.Translation, in io.Reader, files []string) error {
-	if files == nil {
-		return tr.Read(ctx, in)
+// headBuffer keeps the first bytes written to it (64 KiB): what the input
+// looks like, for an error that says so.
+type headBuffer struct{ b []byte }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := 64<<10 - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
 	}
-	for _, name := range files {
+	return len(p), nil
+}
+
+// teeFile is a file whose reads are copied to w; Stat stays the file's
+// (a hook adapter stamps untimed records with the file's time).
+type teeFile struct {
+	*os.File
+	w io.Writer
+}
+
+func (t teeFile) Read(p []byte) (int, error) {
+	n, err := t.File.Read(p)
+	if n > 0 {
+		t.w.Write(p[:n])
+	}
+	return n, err
+}
+
+// tee copies what is read from r to head, keeping an *os.File one.
+func tee(r io.Reader, head io.Writer) io.Reader {
+	if f, ok := r.(*os.File); ok {
+		return teeFile{File: f, w: head}
+	}
+	return io.TeeReader(r, head)
+}
+
+// read hands the translation its input: in, or each of files in turn; the
+// first bytes of the first go to head.
+func read(ctx context.Context, tr adapter.Translation, in io.Reader, files []string, head io.Writer) error {
+	if files == nil {
+		return tr.Read(ctx, tee(in, head))
+	}
+	for i, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
-		err = tr.Read(ctx, f)
+		var r io.Reader = f
+		if i == 0 {
+			r = tee(f, head)
+		}
+		err = tr.Read(ctx, r)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -90,8 +90,11 @@ func TestRunReadsStdinReportsMalformed(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "events.jsonl")
 	var out, errOut bytes.Buffer
 	args := []string{"-agent", "skilllite", "-source", testSource, "-out", file}
-	if err := run(t.Context(), args, stdin, &out, &errOut); err != nil {
-		t.Fatalf("run(%q): %v\n%s", args, err, errOut.String())
+	// Most lines are malformed: the run fails, loudly, and still delivers
+	// the events the rest made, saying what the input looks like.
+	err := run(t.Context(), args, stdin, &out, &errOut)
+	if want := "15 of the 21 records read were malformed (4 events made of the rest); is this -agent skilllite input?; the input looks like SkillLite agent-rpc output, which bridge -agent skilllite reads"; err == nil || err.Error() != want {
+		t.Fatalf("run(%q) = %v, want %q\n%s", args, err, want, errOut.String())
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
