@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,6 +27,24 @@ func compile(tb testing.TB) *jsonschema.Schema {
 	return sch
 }
 
+// events are the event schemas of every version, by $id.
+func eventSchemas(tb testing.TB) map[string]*jsonschema.Schema {
+	tb.Helper()
+	out := map[string]*jsonschema.Schema{}
+	for _, v := range Versions {
+		id := Base + v + "/event.json"
+		sch, err := Compile(id)
+		if err != nil {
+			tb.Fatalf("Compile(%q) error = %v", id, err)
+		}
+		out[id] = sch
+	}
+	if _, err := CompileEvent(); err != nil {
+		tb.Fatalf("CompileEvent() error = %v", err)
+	}
+	return out
+}
+
 func validate(tb testing.TB, sch *jsonschema.Schema, raw []byte) error {
 	tb.Helper()
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -35,53 +55,192 @@ func validate(tb testing.TB, sch *jsonschema.Schema, raw []byte) error {
 }
 
 func TestFiles(t *testing.T) {
-	files, err := fs.Glob(FS, "v1/*.json")
-	if err != nil {
-		t.Fatal(err)
+	for i, v := range Versions {
+		files, err := fs.Glob(FS, v+"/*.json")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no schema files: %v", v, err)
+		}
+		var dataRefs []string
+		for _, name := range files {
+			b, err := FS.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Schema string `json:"$schema"`
+				ID     string `json:"$id"`
+				AllOf  []struct {
+					Then struct {
+						Properties struct {
+							Data struct {
+								Ref string `json:"$ref"`
+							} `json:"data"`
+						} `json:"properties"`
+					} `json:"then"`
+				} `json:"allOf"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got, want := doc.Schema, "https://json-schema.org/draft/2020-12/schema"; got != want {
+				t.Errorf("%s: $schema = %q, want %q", name, got, want)
+			}
+			if got, want := doc.ID, Base+name; got != want {
+				t.Errorf("%s: $id = %q, want %q", name, got, want)
+			}
+			for _, a := range doc.AllOf {
+				dataRefs = append(dataRefs, path.Join(v, a.Then.Properties.Data.Ref))
+			}
+		}
+		if i > 0 && !slices.Contains(files, v+"/event.json") {
+			t.Errorf("%s has no event.json", v)
+		}
+		// event.json refers to every per-type file, each in the newest
+		// version up to v that has one.
+		var want []string
+		for _, name := range typeFiles(t) {
+			want = append(want, newestUpTo(Versions[:i+1], name))
+		}
+		slices.Sort(dataRefs)
+		slices.Sort(want)
+		if !slices.Equal(dataRefs, want) {
+			t.Errorf("%s/event.json data refs = %v, want %v", v, dataRefs, want)
+		}
 	}
-	var dataRefs []string
-	for _, name := range files {
+}
+
+// typeFiles are the names of v1's per-type files (a minor version adds no
+// type).
+func typeFiles(tb testing.TB) []string {
+	tb.Helper()
+	files, err := fs.Glob(FS, "v1/agent.*.json")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no v1 type files: %v", err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, path.Base(f))
+	}
+	return out
+}
+
+// newestUpTo is the name in FS of name in the newest of versions that has
+// it.
+func newestUpTo(versions []string, name string) string {
+	for i := len(versions) - 1; i >= 0; i-- {
+		if _, err := fs.Stat(FS, path.Join(versions[i], name)); err == nil {
+			return path.Join(versions[i], name)
+		}
+	}
+	return ""
+}
+
+func TestCurrent(t *testing.T) {
+	tests := []struct {
+		name, want string
+	}{
+		{"event.json", Latest + "/event.json"},
+		{"agent.session.ended.json", "v1.1/agent.session.ended.json"},
+		{"agent.plan.created.json", "v1/agent.plan.created.json"},
+		{"task.json", "v1/task.json"},
+		{"nope.json", ""},
+	}
+	for _, tt := range tests {
+		if got := Current(tt.name); got != tt.want {
+			t.Errorf("Current(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got, want := Event, Base+Current("event.json"); got != want {
+		t.Errorf("Event = %q, want %q", got, want)
+	}
+}
+
+// TestMinorVersionsAreAdditive holds every file of a minor version to the
+// rule of README.md ("Versioning") against the file it replaces: the same
+// required members and additionalProperties, every old member kept as it
+// was (descriptions aside) except that an enum may gain values, and new
+// members optional.
+func TestMinorVersionsAreAdditive(t *testing.T) {
+	type doc struct {
+		Required             []string                   `json:"required"`
+		AdditionalProperties json.RawMessage            `json:"additionalProperties"`
+		Properties           map[string]json.RawMessage `json:"properties"`
+	}
+	read := func(name string) doc {
 		b, err := FS.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var doc struct {
-			Schema string `json:"$schema"`
-			ID     string `json:"$id"`
-			AllOf  []struct {
-				Then struct {
-					Properties struct {
-						Data struct {
-							Ref string `json:"$ref"`
-						} `json:"data"`
-					} `json:"properties"`
-				} `json:"then"`
-			} `json:"allOf"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil {
+		var d doc
+		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if got, want := doc.Schema, "https://json-schema.org/draft/2020-12/schema"; got != want {
-			t.Errorf("%s: $schema = %q, want %q", name, got, want)
+		return d
+	}
+	// member parses a property's schema without its description and enum.
+	member := func(raw json.RawMessage) (rest map[string]json.RawMessage, enum []string) {
+		if err := json.Unmarshal(raw, &rest); err != nil {
+			t.Fatal(err)
 		}
-		if got, want := doc.ID, BaseV1+filepath.Base(name); got != want {
-			t.Errorf("%s: $id = %q, want %q", name, got, want)
+		if e, ok := rest["enum"]; ok {
+			if err := json.Unmarshal(e, &enum); err != nil {
+				t.Fatal(err)
+			}
 		}
-		for _, a := range doc.AllOf {
-			dataRefs = append(dataRefs, a.Then.Properties.Data.Ref)
+		delete(rest, "description")
+		delete(rest, "enum")
+		return rest, enum
+	}
+	for i := 1; i < len(Versions); i++ {
+		files, err := fs.Glob(FS, Versions[i]+"/*.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range files {
+			base := path.Base(name)
+			if base == "event.json" {
+				continue
+			}
+			prev := newestUpTo(Versions[:i], base)
+			if prev == "" {
+				t.Errorf("%s: no earlier version has %s (a minor version changes files, it adds none)", name, base)
+				continue
+			}
+			old, cur := read(prev), read(name)
+			if !slices.Equal(sorted(old.Required), sorted(cur.Required)) {
+				t.Errorf("%s: required = %v, want %s's %v", name, cur.Required, prev, old.Required)
+			}
+			if string(old.AdditionalProperties) != string(cur.AdditionalProperties) {
+				t.Errorf("%s: additionalProperties = %s, want %s's %s", name, cur.AdditionalProperties, prev, old.AdditionalProperties)
+			}
+			for m, raw := range old.Properties {
+				craw, ok := cur.Properties[m]
+				if !ok {
+					t.Errorf("%s: member %s of %s is gone", name, m, prev)
+					continue
+				}
+				oRest, oEnum := member(raw)
+				cRest, cEnum := member(craw)
+				if !reflect.DeepEqual(oRest, cRest) {
+					t.Errorf("%s: member %s changed from %s", name, m, prev)
+				}
+				for _, e := range oEnum {
+					if !slices.Contains(cEnum, e) {
+						t.Errorf("%s: member %s lost enum value %q of %s", name, m, e, prev)
+					}
+				}
+				if oEnum != nil && !slices.Equal(oEnum, cEnum[:min(len(oEnum), len(cEnum))]) {
+					t.Errorf("%s: member %s enum %v does not start with %s's %v", name, m, cEnum, prev, oEnum)
+				}
+			}
 		}
 	}
-	// event.json refers to every per-type file.
-	var typeFiles []string
-	for _, name := range files {
-		if base := filepath.Base(name); strings.HasPrefix(base, "agent.") {
-			typeFiles = append(typeFiles, base)
-		}
-	}
-	slices.Sort(dataRefs)
-	if !slices.Equal(dataRefs, typeFiles) {
-		t.Errorf("event.json data refs = %v, want %v", dataRefs, typeFiles)
-	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
 
 func TestCompileV1(t *testing.T) {
@@ -103,8 +262,10 @@ func TestNoFetch(t *testing.T) {
 	}
 }
 
+// TestValidTestdata checks that every v1 sample is an event of every
+// version: a minor version keeps old events valid.
 func TestValidTestdata(t *testing.T) {
-	sch := compile(t)
+	schemas := eventSchemas(t)
 	files, err := filepath.Glob(filepath.Join(testdata, "valid", "*.jsonl"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no valid test data: %v", err)
@@ -117,8 +278,10 @@ func TestValidTestdata(t *testing.T) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
 		for n := 1; sc.Scan(); n++ {
-			if err := validate(t, sch, sc.Bytes()); err != nil {
-				t.Errorf("%s:%d: %v", filepath.Base(file), n, err)
+			for id, sch := range schemas {
+				if err := validate(t, sch, sc.Bytes()); err != nil {
+					t.Errorf("%s:%d: %s: %v", filepath.Base(file), n, id, err)
+				}
 			}
 		}
 		if err := sc.Err(); err != nil {
@@ -132,7 +295,7 @@ func TestValidTestdata(t *testing.T) {
 // malformed_json cases (bad JSON, or JSON that is not I-JSON) are checked
 // against the schema and the decoder in internal/events.
 func TestInvalidTestdata(t *testing.T) {
-	sch := compile(t)
+	schemas := eventSchemas(t)
 	files, err := filepath.Glob(filepath.Join(testdata, "invalid", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no invalid test data: %v", err)
@@ -146,8 +309,38 @@ func TestInvalidTestdata(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := validate(t, sch, raw); err == nil {
-			t.Errorf("%s: Validate() error = nil, want a violation", name)
+		for id, sch := range schemas {
+			if err := validate(t, sch, raw); err == nil {
+				t.Errorf("%s: %s: Validate() error = nil, want a violation", name, id)
+			}
+		}
+	}
+}
+
+// TestV1_1 checks what v1.1 adds: outcome "unknown", which v1 rejects.
+func TestV1_1(t *testing.T) {
+	schemas := eventSchemas(t)
+	v1, v11 := schemas[EventV1], schemas[EventV1_1]
+	ended := func(outcome string) []byte {
+		return []byte(`{"specversion":"1.0","id":"a","source":"coder","type":"agent.session.ended","time":"2025-06-12T10:00:00Z","subject":"s","datacontenttype":"application/json","seq":2,` +
+			`"data":{"outcome":"` + outcome + `","replans":0,"tool_calls":0,"failed_tool_calls":0,"iterations":1,"duration_ms":5}}`)
+	}
+	tests := []struct {
+		name     string
+		raw      []byte
+		v1, v1_1 bool // valid under v1, v1.1
+	}{
+		{"outcome success", ended("success"), true, true},
+		{"outcome unknown", ended("unknown"), false, true},
+		{"outcome cancelled", ended("cancelled"), false, false},
+		{"outcome Unknown", ended("Unknown"), false, false},
+	}
+	for _, tt := range tests {
+		if got := validate(t, v1, tt.raw) == nil; got != tt.v1 {
+			t.Errorf("%s: valid v1 = %v, want %v", tt.name, got, tt.v1)
+		}
+		if got := validate(t, v11, tt.raw) == nil; got != tt.v1_1 {
+			t.Errorf("%s: valid v1.1 = %v, want %v", tt.name, got, tt.v1_1)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func BenchmarkPayload(b *testing.B) {
 // BenchmarkSchemaValidate is the reference: parse with encoding/json and
 // validate with the compiled JSON Schema.
 func BenchmarkSchemaValidate(b *testing.B) {
-	sch := v1Schema(b)
+	sch := eventSchema(b)
 	for name, raw := range benchMessages(b) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

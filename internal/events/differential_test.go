@@ -13,8 +13,8 @@ import (
 )
 
 // The tests in this file check the central promise of Decode: it accepts a
-// message if and only if the v1 JSON Schema does (for I-JSON messages; see
-// schemaCheck).
+// message if and only if the JSON Schema of the latest version of the
+// contract (schema.Event) does (for I-JSON messages; see schemaCheck).
 
 // agree fails tb if Decode and the schema disagree on raw, and checks that an
 // accepted event survives a round trip.
@@ -75,7 +75,7 @@ func outOfYearRange(raw []byte) bool {
 
 // replacements are the values every leaf of a sample is swapped for.
 var replacements = []string{
-	`null`, `true`, `""`, `"x"`, `"model"`, `"2025-06-12T10:03:08Z"`, `0`, `-1`, `1`, `1.0`, `1.5`, `-0`, `1e2`,
+	`null`, `true`, `""`, `"x"`, `"model"`, `"unknown"`, `"2025-06-12T10:03:08Z"`, `0`, `-1`, `1`, `1.0`, `1.5`, `-0`, `1e2`,
 	`9007199254740991`, `9007199254740992`, `[]`, `{}`, `[1]`, `["x"]`, `[""]`,
 	`[{"id":1,"description":"d","tool_hint":null,"completed":false}]`,
 	`[{"id":1,"description":"d","completed":false}]`,

@@ -304,7 +304,11 @@ func TestTypes(t *testing.T) {
 		if !typ.Known() {
 			t.Errorf("Types has %q, which is not Known", typ)
 		}
-		if got, want := typ.DataSchema(), "https://schema.evosignal.dev/v1/"+string(typ)+".json"; got != want {
+		want := "https://schema.evosignal.dev/v1/" + string(typ) + ".json"
+		if typ == SessionEnded {
+			want = "https://schema.evosignal.dev/v1.1/" + string(typ) + ".json"
+		}
+		if got := typ.DataSchema(); got != want {
 			t.Errorf("%s.DataSchema() = %q, want %q", typ, got, want)
 		}
 	}

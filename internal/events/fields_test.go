@@ -24,7 +24,7 @@ var fieldSchemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error)
 		"int0":      `{"type":"integer","minimum":0,"maximum":9007199254740991}`,
 		"int1":      `{"type":"integer","minimum":1,"maximum":9007199254740991}`,
 	}
-	b, err := schema.FS.ReadFile("v1/cloudevent.json")
+	b, err := schema.FS.ReadFile(schema.Current("cloudevent.json"))
 	if err != nil {
 		return nil, err
 	}

@@ -21,21 +21,23 @@ import (
 
 const testdataDir = "../../testdata/events"
 
-var compiled = sync.OnceValues(schema.CompileV1)
+var compiled = sync.OnceValues(schema.CompileEvent)
 
-func v1Schema(tb testing.TB) *jsonschema.Schema {
+// eventSchema is the schema of an event of the latest version
+// (schema.CompileEvent): what Decode must agree with.
+func eventSchema(tb testing.TB) *jsonschema.Schema {
 	tb.Helper()
 	sch, err := compiled()
 	if err != nil {
-		tb.Fatalf("CompileV1() error = %v", err)
+		tb.Fatalf("CompileEvent() error = %v", err)
 	}
 	return sch
 }
 
 // schemaCheck is the reference side of the differential tests: the message
 // is JSON (as jsonschema.UnmarshalJSON parses it) in I-JSON form (checked
-// here independently of the decoder's parser), and the compiled v1 schema
-// accepts the parsed value.
+// here independently of the decoder's parser), and the compiled event schema
+// (the latest version, schema.Event) accepts the parsed value.
 func schemaCheck(tb testing.TB, raw []byte) error {
 	tb.Helper()
 	if !utf8.Valid(raw) {
@@ -51,7 +53,7 @@ func schemaCheck(tb testing.TB, raw []byte) error {
 	if err := duplicateNames(raw); err != nil {
 		return err
 	}
-	return v1Schema(tb).Validate(v)
+	return eventSchema(tb).Validate(v)
 }
 
 // duplicateNames walks the tokens of raw (already known to be one JSON

@@ -1,7 +1,10 @@
 package events
 
 // Type is the CloudEvents type attribute of an evosignal event. Each v1 type
-// has a constant here and a schema file schema/v1/<type>.json for its data.
+// has a constant here and a schema file schema/v1/<type>.json for its data;
+// a minor version that changes a type's data (v1.1: agent.session.ended)
+// has its own file of it, schema/v1.1/<type>.json. The decoder accepts the
+// latest version (schema.Latest), whose events include every v1 event.
 type Type string
 
 // The v1 event types.
@@ -34,13 +37,25 @@ func (t Type) Known() bool {
 	return ok
 }
 
-// DataSchema returns the $id of the JSON Schema of t's data, suitable for the
-// optional dataschema attribute.
-func (t Type) DataSchema() string { return SchemaBaseV1 + string(t) + ".json" }
+// DataSchema returns the $id of the JSON Schema of t's data in the latest
+// version of the contract (the file of t in the newest version that has
+// one), suitable for the optional dataschema attribute of any event the
+// decoder accepts. Data that is also valid v1 data may name the v1 file
+// instead (schema/README.md, "Versioning"); evosignal never reads the
+// attribute to choose a schema.
+func (t Type) DataSchema() string {
+	if t == SessionEnded {
+		return SchemaBaseV1_1 + string(t) + ".json"
+	}
+	return SchemaBaseV1 + string(t) + ".json"
+}
 
-// SchemaBaseV1 is the URL prefix of the v1 JSON Schema $ids (an identifier,
-// never fetched).
-const SchemaBaseV1 = "https://schema.evosignal.dev/v1/"
+// SchemaBaseV1 and SchemaBaseV1_1 are the URL prefixes of the v1 and v1.1
+// JSON Schema $ids (identifiers, never fetched).
+const (
+	SchemaBaseV1   = "https://schema.evosignal.dev/v1/"
+	SchemaBaseV1_1 = "https://schema.evosignal.dev/v1.1/"
+)
 
 // lookupType maps a type name to its constant without allocating.
 func lookupType(b []byte) (Type, bool) {
@@ -140,8 +155,10 @@ const (
 	OutcomeFailure        Outcome = "failure"
 	OutcomeAborted        Outcome = "aborted"
 	OutcomeTimeout        Outcome = "timeout"
-	// OutcomeUnknown: nothing shows how the session ended (no declared
-	// outcome, no error end, a plan not finished by the agent's account).
+	// OutcomeUnknown (v1.1): the agent has no evidence of how the session
+	// went: it declared no outcome, did not complete every planned task by
+	// its own account, and did not end on an error. The analyses leave such
+	// sessions out of every success rate and say how many they left out.
 	OutcomeUnknown Outcome = "unknown"
 )
 

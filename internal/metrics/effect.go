@@ -15,7 +15,10 @@ import (
 // that did not (control): same group, same agent, same task type (unknown
 // task type is a stratum of its own), started in the same window. Strata in
 // which either arm is empty are left out (UnmatchedSessions counts their
-// treated sessions); the arms are pooled over the others.
+// treated sessions); the arms are pooled over the others. Sessions of
+// unknown outcome count in both arms and in Replan, but not in Success and
+// FirstTrySuccess, whose denominators are TreatedSessions −
+// TreatedUnknownOutcome and ControlSessions − ControlUnknownOutcome.
 type EffectRow struct {
 	Kind string `json:"kind"` // ruleset or rule
 	ID   string `json:"id"`   // the rule set version or the rule id
@@ -25,6 +28,11 @@ type EffectRow struct {
 	UnmatchedSessions int64 `json:"unmatched_sessions"` // treated sessions in strata without a control
 	TreatedSessions   int64 `json:"treated_sessions"`
 	ControlSessions   int64 `json:"control_sessions"`
+
+	// Sessions of each arm with outcome unknown: left out of Success and
+	// FirstTrySuccess.
+	TreatedUnknownOutcome int64 `json:"treated_unknown_outcome"`
+	ControlUnknownOutcome int64 `json:"control_unknown_outcome"`
 
 	Success         EffectMetric `json:"success"`           // outcome success
 	FirstTrySuccess EffectMetric `json:"first_try_success"` // success with no replan attempt
@@ -114,7 +122,7 @@ func Effect(ctx context.Context, src Source, f Filter, c EffectConfig) (*EffectR
 		return nil, fmt.Errorf("query effect: %w", err)
 	}
 	res := &EffectResult{Rows: []EffectRow{}}
-	var unmatched int64
+	var unmatched, unknown int64
 	err = eachRow(t, func(r *row) error {
 		row := EffectRow{
 			Kind:              r.text("kind"),
@@ -124,13 +132,18 @@ func Effect(ctx context.Context, src Source, f Filter, c EffectConfig) (*EffectR
 			UnmatchedSessions: r.int("unmatched_sessions"),
 			TreatedSessions:   r.int("treated_sessions"),
 			ControlSessions:   r.int("control_sessions"),
+
+			TreatedUnknownOutcome: r.int("treated_unknown"),
+			ControlUnknownOutcome: r.int("control_unknown"),
 		}
-		row.Success = newEffectMetric(r.int("treated_successes"), row.TreatedSessions, r.int("control_successes"), row.ControlSessions)
-		row.FirstTrySuccess = newEffectMetric(r.int("treated_first_try"), row.TreatedSessions, r.int("control_first_try"), row.ControlSessions)
+		nt, nc := row.ratedArms()
+		row.Success = newEffectMetric(r.int("treated_successes"), nt, r.int("control_successes"), nc)
+		row.FirstTrySuccess = newEffectMetric(r.int("treated_first_try"), nt, r.int("control_first_try"), nc)
 		row.Replan = newEffectMetric(r.int("treated_replanned"), row.TreatedSessions, r.int("control_replanned"), row.ControlSessions)
 		row.Verdict = effectVerdict(row, c)
 		row.Retire = row.Verdict == EffectHarmful || row.Verdict == EffectNil
 		unmatched += row.UnmatchedSessions
+		unknown += row.TreatedUnknownOutcome + row.ControlUnknownOutcome
 		res.Rows = append(res.Rows, row)
 		return nil
 	})
@@ -144,7 +157,17 @@ func Effect(ctx context.Context, src Source, f Filter, c EffectConfig) (*EffectR
 		res.Notes = append(res.Notes, fmt.Sprintf("%d treated session(s) (summed over rows) had no comparable session without the rule set or rule "+
 			"(same agent and task type) and are left out (unmatched_sessions)", unmatched))
 	}
+	if unknown > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d session(s) (summed over rows and arms) have outcome unknown (no evidence of how they went): "+
+			"left out of the success and first-try success rates, counted in the replan rate (fields treated_unknown_outcome, control_unknown_outcome)", unknown))
+	}
 	return res, nil
+}
+
+// ratedArms are the arms' sessions of known outcome: the denominators of
+// Success and FirstTrySuccess.
+func (row EffectRow) ratedArms() (treated, control int64) {
+	return row.TreatedSessions - row.TreatedUnknownOutcome, row.ControlSessions - row.ControlUnknownOutcome
 }
 
 func newEffectMetric(kt, nt, kc, nc int64) EffectMetric {
@@ -162,15 +185,18 @@ func newEffectMetric(kt, nt, kc, nc int64) EffectMetric {
 // effectVerdict judges the difference interval of the deciding metric, turned so
 // that positive is good: harmful when it lies entirely below 0; nil when
 // both arms have MinSessions and it lies inside ±NilMargin (an effect too
-// small to matter, even if it is reliably not 0); helpful when it lies
+// small to matter, even if it is reliably not 0; the sessions are those the
+// metric counts, of known outcome for the success metrics); helpful when it lies
 // entirely above 0; undecided otherwise.
 func effectVerdict(row EffectRow, c EffectConfig) string {
 	m, sign := row.Success, 1.0
+	nt, nc := row.ratedArms() // the deciding metric's sessions in each arm
 	switch c.Metric {
 	case EffectOnFirstTry:
 		m = row.FirstTrySuccess
 	case EffectOnReplan:
 		m, sign = row.Replan, -1
+		nt, nc = row.TreatedSessions, row.ControlSessions
 	}
 	ci := m.DifferenceCI
 	if ci == nil {
@@ -183,7 +209,7 @@ func effectVerdict(row EffectRow, c EffectConfig) string {
 	switch {
 	case hi < 0:
 		return EffectHarmful
-	case row.TreatedSessions >= c.MinSessions && row.ControlSessions >= c.MinSessions &&
+	case nt >= c.MinSessions && nc >= c.MinSessions &&
 		lo >= -c.NilMargin && hi <= c.NilMargin:
 		return EffectNil
 	case lo > 0:

@@ -8,7 +8,7 @@ import (
 
 var effectCols = strings.Fields(`kind id agent agent_version model task_type day week ruleset strata unmatched_sessions
 	treated_sessions treated_successes treated_first_try treated_replanned
-	control_sessions control_successes control_first_try control_replanned`)
+	control_sessions control_successes control_first_try control_replanned treated_unknown control_unknown`)
 
 func TestEffectVerdict(t *testing.T) {
 	def := DefaultEffectConfig()

@@ -10,12 +10,16 @@ import (
 // ReplansRow is one group of the replans analysis. Every count and rate is
 // over ended sessions (those with agent.session.ended) except OpenSessions.
 // Replans are counted from agent.plan.updated events: a valid replan is an
-// accepted update_task_plan call, an attempt is any call. Rates are nil when
-// their denominator is 0; intervals are Wilson 95%.
+// accepted update_task_plan call, an attempt is any call. The success and
+// first-try success rates leave out the ended sessions of unknown outcome
+// (UnknownOutcome: no evidence of how they went), numerator and
+// denominator; every other figure counts them. Rates are nil when their
+// denominator is 0; intervals are Wilson 95%.
 type ReplansRow struct {
 	Group
-	Sessions     int64 `json:"sessions"`      // ended sessions
-	OpenSessions int64 `json:"open_sessions"` // seen, but never ended
+	Sessions       int64 `json:"sessions"`        // ended sessions
+	OpenSessions   int64 `json:"open_sessions"`   // seen, but never ended
+	UnknownOutcome int64 `json:"unknown_outcome"` // ended with outcome unknown: left out of the success rates
 
 	Replanned    int64     `json:"replanned"`   // sessions with at least one valid replan
 	ReplanRate   *float64  `json:"replan_rate"` // replanned / sessions
@@ -23,11 +27,11 @@ type ReplansRow struct {
 	ValidReplans int64     `json:"valid_replans"` // valid replans in all sessions
 	AvgReplans   *float64  `json:"avg_replans"`   // valid_replans / sessions
 
-	FirstTrySuccesses     int64          `json:"first_try_successes"` // outcome success and no replan attempt at all
-	FirstTrySuccessRate   *float64       `json:"first_try_success_rate"`
+	FirstTrySuccesses     int64          `json:"first_try_successes"`    // outcome success and no replan attempt at all
+	FirstTrySuccessRate   *float64       `json:"first_try_success_rate"` // over sessions − unknown_outcome
 	FirstTrySuccessRateCI *Interval      `json:"first_try_success_rate_ci"`
-	Successes             int64          `json:"successes"` // outcome success
-	SuccessRate           *float64       `json:"success_rate"`
+	Successes             int64          `json:"successes"`    // outcome success
+	SuccessRate           *float64       `json:"success_rate"` // over sessions − unknown_outcome
 	SuccessRateCI         *Interval      `json:"success_rate_ci"`
 	SuccessByReplans      []ReplanBucket `json:"success_by_replans"` // 0, 1, 2, 3+ valid replans
 
@@ -61,13 +65,14 @@ type ReplansRow struct {
 }
 
 // ReplanBucket is the success rate of the ended sessions with a number of
-// valid replans.
+// valid replans, over those of known outcome.
 type ReplanBucket struct {
-	Replans       string    `json:"replans"` // "0", "1", "2" or "3+"
-	Sessions      int64     `json:"sessions"`
-	Successes     int64     `json:"successes"`
-	SuccessRate   *float64  `json:"success_rate"`
-	SuccessRateCI *Interval `json:"success_rate_ci"`
+	Replans        string    `json:"replans"` // "0", "1", "2" or "3+"
+	Sessions       int64     `json:"sessions"`
+	UnknownOutcome int64     `json:"unknown_outcome"` // of Sessions, left out of SuccessRate
+	Successes      int64     `json:"successes"`
+	SuccessRate    *float64  `json:"success_rate"` // successes / (sessions − unknown_outcome)
+	SuccessRateCI  *Interval `json:"success_rate_ci"`
 }
 
 // Triggers counts update_task_plan calls (valid or not) per trigger; they
@@ -119,24 +124,26 @@ func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) 
 
 // replanCounts are the counts replans.sql returns for a group.
 type replanCounts struct {
-	sessions, open, replanned, validReplans, firstTry, successes int64
-	n, s                                                         [4]int64 // by 0, 1, 2, 3+ valid replans
-	overCap, invalid, stripped, mismatch                         int64
-	planless, inferredSessions, inferred                         int64
-	triggers                                                     Triggers
-	medianMS                                                     *float64
+	sessions, open, unknown, replanned, validReplans, firstTry, successes int64
+	n, s, u                                                               [4]int64 // by 0, 1, 2, 3+ valid replans
+	overCap, invalid, stripped, mismatch                                  int64
+	planless, inferredSessions, inferred                                  int64
+	triggers                                                              Triggers
+	medianMS                                                              *float64
 }
 
 func readReplansRow(r *row) ReplansRow {
 	c := replanCounts{
 		sessions:         r.int("sessions"),
 		open:             r.int("open_sessions"),
+		unknown:          r.int("unknown_outcome"),
 		replanned:        r.int("replanned"),
 		validReplans:     r.int("valid_replans"),
 		firstTry:         r.int("first_try_successes"),
 		successes:        r.int("successes"),
 		n:                [4]int64{r.int("n_0"), r.int("n_1"), r.int("n_2"), r.int("n_3plus")},
 		s:                [4]int64{r.int("s_0"), r.int("s_1"), r.int("s_2"), r.int("s_3plus")},
+		u:                [4]int64{r.int("u_0"), r.int("u_1"), r.int("u_2"), r.int("u_3plus")},
 		overCap:          r.int("over_cap_sessions"),
 		invalid:          r.int("invalid_replans"),
 		stripped:         r.int("stripped_hints"),
@@ -161,6 +168,7 @@ func newReplansRow(g Group, c replanCounts) ReplansRow {
 		Group:                   g,
 		Sessions:                c.sessions,
 		OpenSessions:            c.open,
+		UnknownOutcome:          c.unknown,
 		Replanned:               c.replanned,
 		ValidReplans:            c.validReplans,
 		AvgReplans:              Rate(c.validReplans, c.sessions),
@@ -180,12 +188,12 @@ func newReplansRow(g Group, c replanCounts) ReplansRow {
 	}
 	row.InferredRate, row.InferredRateCI = rateWithCI(c.inferredSessions, c.planless)
 	row.ReplanRate, row.ReplanRateCI = rateWithCI(c.replanned, c.sessions)
-	row.FirstTrySuccessRate, row.FirstTrySuccessRateCI = rateWithCI(c.firstTry, c.sessions)
-	row.SuccessRate, row.SuccessRateCI = rateWithCI(c.successes, c.sessions)
+	row.FirstTrySuccessRate, row.FirstTrySuccessRateCI = rateWithCI(c.firstTry, c.sessions-c.unknown)
+	row.SuccessRate, row.SuccessRateCI = rateWithCI(c.successes, c.sessions-c.unknown)
 	row.OverCapRate, row.OverCapRateCI = rateWithCI(c.overCap, c.sessions)
 	for i, label := range []string{"0", "1", "2", "3+"} {
-		b := ReplanBucket{Replans: label, Sessions: c.n[i], Successes: c.s[i]}
-		b.SuccessRate, b.SuccessRateCI = rateWithCI(c.s[i], c.n[i])
+		b := ReplanBucket{Replans: label, Sessions: c.n[i], UnknownOutcome: c.u[i], Successes: c.s[i]}
+		b.SuccessRate, b.SuccessRateCI = rateWithCI(c.s[i], c.n[i]-c.u[i])
 		row.SuccessByReplans = append(row.SuccessByReplans, b)
 	}
 	return row
@@ -193,10 +201,11 @@ func newReplansRow(g Group, c replanCounts) ReplansRow {
 
 // replansNotes are the data-quality lines over all rows.
 func replansNotes(rows []ReplansRow) []string {
-	var mismatch, open int64
+	var mismatch, open, unknown int64
 	for _, r := range rows {
 		mismatch += r.ReportedReplansMismatch
 		open += r.OpenSessions
+		unknown += r.UnknownOutcome
 	}
 	var notes []string
 	if mismatch > 0 {
@@ -206,5 +215,15 @@ func replansNotes(rows []ReplansRow) []string {
 	if open > 0 {
 		notes = append(notes, fmt.Sprintf("%d session(s) never ended (still running, or the agent died): counted in open_sessions only", open))
 	}
+	if unknown > 0 {
+		notes = append(notes, UnknownOutcomeNote(unknown))
+	}
 	return notes
+}
+
+// UnknownOutcomeNote is the note of an analysis whose success rates left
+// out n ended sessions of unknown outcome.
+func UnknownOutcomeNote(n int64) string {
+	return fmt.Sprintf("%d ended session(s) have outcome unknown (no evidence of how they went): left out of the success and first-try success rates, "+
+		"counted in every other figure (field unknown_outcome)", n)
 }

@@ -19,7 +19,8 @@ const SeveralReplans = 2
 // replan (no_replan) against those that succeeded after SeveralReplans or
 // more (several), over every session of the filter (not per group): which
 // task types, tool hints, stripped hints and replan triggers occur more in
-// one than in the other.
+// one than in the other. A session of unknown outcome is in neither arm:
+// nothing shows that it succeeded.
 type ReplanComparison struct {
 	SeveralMinReplans int64           `json:"several_min_replans"`
 	NoReplanSessions  int64           `json:"no_replan_sessions"`

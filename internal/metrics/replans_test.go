@@ -38,8 +38,8 @@ func cannedTable(cols []string, rows ...map[string]any) *Table {
 	return t
 }
 
-var replansCols = strings.Fields(`agent agent_version model task_type day week ruleset sessions open_sessions replanned
-	valid_replans first_try_successes successes n_0 s_0 n_1 s_1 n_2 s_2 n_3plus s_3plus over_cap_sessions invalid_replans
+var replansCols = strings.Fields(`agent agent_version model task_type day week ruleset sessions open_sessions unknown_outcome replanned
+	valid_replans first_try_successes successes n_0 s_0 u_0 n_1 s_1 u_1 n_2 s_2 u_2 n_3plus s_3plus u_3plus over_cap_sessions invalid_replans
 	trigger_model trigger_depth_limit trigger_tool_failures trigger_no_progress trigger_user stripped_hints
 	reported_mismatch with_first_replan median_ms_to_first_replan planless_sessions inferred_sessions inferred_redecisions`)
 

@@ -20,13 +20,16 @@ const (
 // TrendRow is one period (and group) of the evolution curve. Counts and
 // rates are over the ended sessions that started in the period, except
 // OpenSessions, Rulesets and NoRulesetSessions, which cover every session
-// started in it. Rates are nil when their denominator is 0; intervals are
-// Wilson 95%.
+// started in it. The success and first-try success rates leave out the
+// ended sessions of unknown outcome (UnknownOutcome): their denominator is
+// Sessions − UnknownOutcome. Rates are nil when their denominator is 0;
+// intervals are Wilson 95%.
 type TrendRow struct {
 	Period string `json:"period"` // first day of the period (UTC), YYYY-MM-DD; a week starts on Monday
 	Group
-	Sessions     int64 `json:"sessions"`
-	OpenSessions int64 `json:"open_sessions"`
+	Sessions       int64 `json:"sessions"`
+	OpenSessions   int64 `json:"open_sessions"`
+	UnknownOutcome int64 `json:"unknown_outcome"` // ended with outcome unknown: left out of the success rates
 
 	Successes             int64     `json:"successes"`
 	SuccessRate           *float64  `json:"success_rate"`
@@ -100,6 +103,7 @@ func TrendChecked(ctx context.Context, src Source, f Filter, every string) (rows
 			Group:               r.group(false),
 			Sessions:            r.int("sessions"),
 			OpenSessions:        r.int("open_sessions"),
+			UnknownOutcome:      r.int("unknown_outcome"),
 			Successes:           r.int("successes"),
 			FirstTrySuccesses:   r.int("first_try_successes"),
 			Replanned:           r.int("replanned"),
@@ -126,8 +130,9 @@ func TrendChecked(ctx context.Context, src Source, f Filter, every string) (rows
 }
 
 func (row TrendRow) withRates() TrendRow {
-	row.SuccessRate, row.SuccessRateCI = rateWithCI(row.Successes, row.Sessions)
-	row.FirstTrySuccessRate, row.FirstTrySuccessRateCI = rateWithCI(row.FirstTrySuccesses, row.Sessions)
+	rated := row.Sessions - row.UnknownOutcome
+	row.SuccessRate, row.SuccessRateCI = rateWithCI(row.Successes, rated)
+	row.FirstTrySuccessRate, row.FirstTrySuccessRateCI = rateWithCI(row.FirstTrySuccesses, rated)
 	row.ReplanRate, row.ReplanRateCI = rateWithCI(row.Replanned, row.Sessions)
 	row.AvgReplans = Rate(row.ValidReplans, row.Sessions)
 	row.ToolFailureRate = Rate(row.FailedRealToolCalls, row.RealToolCalls)

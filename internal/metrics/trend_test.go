@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-var trendCols = strings.Fields(`period agent agent_version model task_type day week ruleset sessions open_sessions
+var trendCols = strings.Fields(`period agent agent_version model task_type day week ruleset sessions open_sessions unknown_outcome
 	successes first_try_successes replanned valid_replans real_tool_calls failed_real_tool_calls stripped_hints hallucinated_hints
 	rulesets no_ruleset_sessions planless_sessions inferred_sessions`)
 

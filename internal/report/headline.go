@@ -37,6 +37,10 @@ type Sessions struct {
 	Previous     int64 `json:"previous"`
 	OpenCurrent  int64 `json:"open_current"` // started in the window, never ended
 	OpenPrevious int64 `json:"open_previous"`
+	// Ended sessions of outcome unknown (no evidence of how they went):
+	// left out of the success and first-try success rates.
+	UnknownCurrent  int64 `json:"unknown_outcome_current"`
+	UnknownPrevious int64 `json:"unknown_outcome_previous"`
 }
 
 // Assessments of a change.
@@ -70,48 +74,54 @@ type Compared struct {
 }
 
 // Proportion is k of n sessions, with the rate and its Wilson 95% interval
-// as the analyzer reports them.
+// as the analyzer reports them. For the success rates, Sessions are those of
+// known outcome: UnknownOutcome more ended sessions were left out.
 type Proportion struct {
-	Count    int64             `json:"count"`
-	Sessions int64             `json:"sessions"`
-	Rate     *float64          `json:"rate"`
-	CI       *metrics.Interval `json:"ci"`
+	Count          int64             `json:"count"`
+	Sessions       int64             `json:"sessions"`
+	UnknownOutcome int64             `json:"unknown_outcome"`
+	Rate           *float64          `json:"rate"`
+	CI             *metrics.Interval `json:"ci"`
 }
 
 // rates are the three headline rates of a window or period.
 type rates struct {
-	sessions                              int64
+	sessions, unknown                     int64 // ended sessions, those of them of outcome unknown
 	firstTry, replanned, successes        int64
 	firstTryRate, replanRate, successRate *float64
 	firstTryCI, replanCI, successCI       *metrics.Interval
 }
 
 func ratesOfReplans(r metrics.ReplansRow) rates {
-	return rates{r.Sessions, r.FirstTrySuccesses, r.Replanned, r.Successes,
+	return rates{r.Sessions, r.UnknownOutcome, r.FirstTrySuccesses, r.Replanned, r.Successes,
 		r.FirstTrySuccessRate, r.ReplanRate, r.SuccessRate,
 		r.FirstTrySuccessRateCI, r.ReplanRateCI, r.SuccessRateCI}
 }
 
 func ratesOfTrend(t metrics.TrendRow) rates {
-	return rates{t.Sessions, t.FirstTrySuccesses, t.Replanned, t.Successes,
+	return rates{t.Sessions, t.UnknownOutcome, t.FirstTrySuccesses, t.Replanned, t.Successes,
 		t.FirstTrySuccessRate, t.ReplanRate, t.SuccessRate,
 		t.FirstTrySuccessRateCI, t.ReplanRateCI, t.SuccessRateCI}
 }
 
 // compareRates compares the headline rates of cur with those of prev,
 // described as against ("previous 24h", "2025-06-03"); length is the
-// window's.
+// window's. The success rates are over the sessions of known outcome, the
+// replan rate over every ended session.
 func compareRates(cur, prev rates, length, against string) []Compared {
+	known := func(r rates, k int64, rate *float64, ci *metrics.Interval) Proportion {
+		return Proportion{Count: k, Sessions: r.sessions - r.unknown, UnknownOutcome: r.unknown, Rate: rate, CI: ci}
+	}
 	return []Compared{
 		compare("first_try_success", "First-try success", true, length, against,
-			Proportion{cur.firstTry, cur.sessions, cur.firstTryRate, cur.firstTryCI},
-			Proportion{prev.firstTry, prev.sessions, prev.firstTryRate, prev.firstTryCI}),
+			known(cur, cur.firstTry, cur.firstTryRate, cur.firstTryCI),
+			known(prev, prev.firstTry, prev.firstTryRate, prev.firstTryCI)),
 		compare("replan", "Replan rate", false, length, against,
-			Proportion{cur.replanned, cur.sessions, cur.replanRate, cur.replanCI},
-			Proportion{prev.replanned, prev.sessions, prev.replanRate, prev.replanCI}),
+			Proportion{Count: cur.replanned, Sessions: cur.sessions, Rate: cur.replanRate, CI: cur.replanCI},
+			Proportion{Count: prev.replanned, Sessions: prev.sessions, Rate: prev.replanRate, CI: prev.replanCI}),
 		compare("success", "Success", true, length, against,
-			Proportion{cur.successes, cur.sessions, cur.successRate, cur.successCI},
-			Proportion{prev.successes, prev.sessions, prev.successRate, prev.successCI}),
+			known(cur, cur.successes, cur.successRate, cur.successCI),
+			known(prev, prev.successes, prev.successRate, prev.successCI)),
 	}
 }
 
@@ -122,6 +132,7 @@ func newHeadline(cur, prev metrics.ReplansRow, length string, start *metrics.Tre
 	h := Headline{Sessions: Sessions{
 		Current: cur.Sessions, Previous: prev.Sessions,
 		OpenCurrent: cur.OpenSessions, OpenPrevious: prev.OpenSessions,
+		UnknownCurrent: cur.UnknownOutcome, UnknownPrevious: prev.UnknownOutcome,
 	}}
 	h.Metrics = compareRates(ratesOfReplans(cur), ratesOfReplans(prev), length, "previous "+length)
 	if start != nil {
@@ -180,8 +191,12 @@ func compare(metric, label string, higherIsBetter bool, length, against string, 
 		c.Direction = &dir
 	}
 	switch {
+	case cur.Rate == nil && cur.UnknownOutcome > 0:
+		c.Summary = fmt.Sprintf("%s: no ended session of known outcome in the last %s", label, length)
 	case cur.Rate == nil:
 		c.Summary = fmt.Sprintf("%s: no ended session in the last %s", label, length)
+	case prev.Rate == nil && prev.UnknownOutcome > 0:
+		c.Summary = fmt.Sprintf("%s %s (no ended session of known outcome in the %s)", label, pct(cur.Rate), against)
 	case prev.Rate == nil:
 		c.Summary = fmt.Sprintf("%s %s (no ended session in the %s)", label, pct(cur.Rate), against)
 	default:

@@ -191,3 +191,44 @@ func TestReportPts(t *testing.T) {
 		}
 	}
 }
+
+// The headline's success rates are over the sessions of known outcome, as
+// the analyzer's are; the replan rate is over every ended session. The left
+// out sessions are counted and shown.
+func TestReportHeadlineUnknownOutcome(t *testing.T) {
+	row := func(sessions, unknown, firstTry, replanned, successes int64) metrics.ReplansRow {
+		r := metrics.ReplansRow{Sessions: sessions, UnknownOutcome: unknown, FirstTrySuccesses: firstTry, Replanned: replanned, Successes: successes}
+		r.FirstTrySuccessRate, r.FirstTrySuccessRateCI = metrics.Rate(firstTry, sessions-unknown), metrics.Wilson(firstTry, sessions-unknown, metrics.Z95)
+		r.SuccessRate, r.SuccessRateCI = metrics.Rate(successes, sessions-unknown), metrics.Wilson(successes, sessions-unknown, metrics.Z95)
+		r.ReplanRate, r.ReplanRateCI = metrics.Rate(replanned, sessions), metrics.Wilson(replanned, sessions, metrics.Z95)
+		return r
+	}
+	h := newHeadline(row(100, 20, 40, 30, 60), row(50, 0, 10, 10, 25), "24h", nil)
+	if h.Sessions.UnknownCurrent != 20 || h.Sessions.UnknownPrevious != 0 {
+		t.Fatalf("sessions = %+v, want 20 and 0 of unknown outcome", h.Sessions)
+	}
+	want := map[string][2]int64{"first_try_success": {40, 80}, "replan": {30, 100}, "success": {60, 80}}
+	for _, m := range h.Metrics {
+		w := want[m.Metric]
+		if m.Current.Count != w[0] || m.Current.Sessions != w[1] {
+			t.Errorf("%s current = %d of %d, want %d of %d", m.Metric, m.Current.Count, m.Current.Sessions, w[0], w[1])
+		}
+		wantUnknown := int64(20)
+		if m.Metric == "replan" {
+			wantUnknown = 0
+		}
+		if m.Current.UnknownOutcome != wantUnknown {
+			t.Errorf("%s current unknown_outcome = %d, want %d", m.Metric, m.Current.UnknownOutcome, wantUnknown)
+		}
+		if got, w := *m.ChangeCI, *metrics.NewcombeDiff(m.Current.Count, m.Current.Sessions, m.Previous.Count, m.Previous.Sessions, metrics.Z95); got != w {
+			t.Errorf("%s change CI = %+v, want %+v", m.Metric, got, w)
+		}
+	}
+	if got, want := propText(h.Metrics[2].Current), "75.0% (60 of 80; 20 of unknown outcome left out)"; got != want {
+		t.Errorf("propText(success) = %q, want %q", got, want)
+	}
+	all := newHeadline(row(5, 5, 0, 1, 0), row(0, 0, 0, 0, 0), "24h", nil)
+	if got, want := all.Metrics[2].Summary, "Success: no ended session of known outcome in the last 24h"; got != want {
+		t.Errorf("summary with every outcome unknown = %q, want %q", got, want)
+	}
+}

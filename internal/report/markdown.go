@@ -41,6 +41,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	s := r.Headline.Sessions
 	row("Ended sessions", fmt.Sprint(s.Current), fmt.Sprint(s.Previous), "", "", "")
 	row("Open sessions", fmt.Sprint(s.OpenCurrent), fmt.Sprint(s.OpenPrevious), "", "", "")
+	row("Unknown outcome (ended, left out of the success rates)", fmt.Sprint(s.UnknownCurrent), fmt.Sprint(s.UnknownPrevious), "", "", "")
 	p("\n")
 	for _, g := range r.glance() {
 		p("- %s\n", g)
@@ -52,9 +53,9 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Trend) == 0 {
 		p("No session started in these periods.\n\n")
 	} else {
-		head("period", "sessions", "first-try success", "success", "replan rate", "avg replans", "tool failure rate", "hallucinated hints / session", "rule sets")
+		head("period", "sessions", "unknown outcome", "first-try success", "success", "replan rate", "avg replans", "tool failure rate", "hallucinated hints / session", "rule sets")
 		for _, t := range r.Trend {
-			row(trendLabel(t.Period, r.Settings.Every), fmt.Sprint(t.Sessions), pct(t.FirstTrySuccessRate), pct(t.SuccessRate),
+			row(trendLabel(t.Period, r.Settings.Every), fmt.Sprint(t.Sessions), fmt.Sprint(t.UnknownOutcome), pct(t.FirstTrySuccessRate), pct(t.SuccessRate),
 				pct(t.ReplanRate), num2(t.AvgReplans), pct(t.ToolFailureRate), num2(t.HallucinatedHintsPerSession), rulesetsText(t.Rulesets, t.NoRulesetSessions))
 		}
 		p("\n")
@@ -116,10 +117,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(r.Effects) == 0 {
 		p("No ended session applied a rule set or a rule.\n\n")
 	} else {
-		head("kind", "id", "treated", "control", "treated rate", "control rate", "difference", "95% CI", "verdict")
+		head("kind", "id", "treated", "control", "unknown outcome (treated / control)", "treated rate", "control rate", "difference", "95% CI", "verdict")
 		for _, e := range r.Effects {
 			m := effectOf(e, r.Settings.Metric)
-			row(e.Kind, e.ID, fmt.Sprint(e.TreatedSessions), fmt.Sprint(e.ControlSessions), pct(m.TreatedRate), pct(m.ControlRate),
+			row(e.Kind, e.ID, fmt.Sprint(e.TreatedSessions), fmt.Sprint(e.ControlSessions),
+				fmt.Sprintf("%d / %d", e.TreatedUnknownOutcome, e.ControlUnknownOutcome), pct(m.TreatedRate), pct(m.ControlRate),
 				ptsOf(m.Difference), ptsCI(m.DifferenceCI), verdictText(e.Verdict))
 		}
 		p("\n")
@@ -176,6 +178,9 @@ func mdCell(s string) string {
 func propText(p Proportion) string {
 	if p.Rate == nil {
 		return "–"
+	}
+	if p.UnknownOutcome > 0 {
+		return fmt.Sprintf("%s (%d of %d; %d of unknown outcome left out)", pct(p.Rate), p.Count, p.Sessions, p.UnknownOutcome)
 	}
 	return fmt.Sprintf("%s (%d of %d)", pct(p.Rate), p.Count, p.Sessions)
 }

@@ -1,6 +1,7 @@
-// Package validate checks events against the v1 contract without a
+// Package validate checks events against the contract the ingester accepts
+// (its latest version, schema.Latest: v1 and what v1.1 adds) without a
 // database and lists every violation, not only the first: the JSON Schema
-// (schema.CompileV1) finds every way an event breaks it, the decoder
+// (schema.CompileEvent) finds every way an event breaks it, the decoder
 // (events.Decode) what JSON parsing hides from a schema (duplicate member
 // names, invalid UTF-8, lone surrogate escapes) and decides what is valid.
 package validate
@@ -43,17 +44,17 @@ type Validator struct {
 	printer *message.Printer
 }
 
-// New compiles the v1 contract.
+// New compiles the contract's latest version.
 func New() (*Validator, error) {
-	sch, err := schema.CompileV1()
+	sch, err := schema.CompileEvent()
 	if err != nil {
-		return nil, fmt.Errorf("compile the v1 schema: %w", err)
+		return nil, fmt.Errorf("compile the event schema: %w", err)
 	}
 	return &Validator{schema: sch, printer: message.NewPrinter(language.English)}, nil
 }
 
 // Event returns every violation of one event (a JSON document), none when
-// the ingester would accept it as a v1 event.
+// the ingester would accept it.
 func (v *Validator) Event(raw []byte) []Violation {
 	_, err := events.Decode(raw)
 	if err == nil {

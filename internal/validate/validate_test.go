@@ -39,6 +39,22 @@ func TestEventListsEveryViolation(t *testing.T) {
 	}
 }
 
+// The contract's latest version is checked: outcome "unknown" (v1.1) is
+// valid, a value no version has is not.
+func TestEventOutcomeUnknown(t *testing.T) {
+	v := newValidator(t)
+	ended := func(outcome string) []byte {
+		return []byte(`{"specversion":"1.0","id":"x","source":"a","type":"agent.session.ended","time":"2026-01-01T10:00:00Z","subject":"s","datacontenttype":"application/json","seq":2,` +
+			`"data":{"outcome":"` + outcome + `","replans":0,"tool_calls":0,"failed_tool_calls":0,"iterations":1,"duration_ms":5}}`)
+	}
+	if got := v.Event(ended("unknown")); len(got) != 0 {
+		t.Errorf("Event(outcome unknown) = %v, want no violation", got)
+	}
+	if got := v.Event(ended("cancelled")); len(got) != 1 || got[0].Path != "/data/outcome" {
+		t.Errorf("Event(outcome cancelled) = %v, want one violation at /data/outcome", got)
+	}
+}
+
 // What JSON parsing hides from the schema (a duplicate member name) is
 // reported by the decoder, beside what the schema finds.
 func TestEventReportsIJSONAndSchemaViolations(t *testing.T) {

@@ -8,7 +8,10 @@
 -- left out: its treated sessions are counted in unmatched_sessions. The arms
 -- are pooled over the remaining strata.
 -- The session signals compared (success, first_try_success, replanned) are
--- defined in views/session_signals.sql.
+-- defined in views/session_signals.sql. Sessions of outcome 'unknown'
+-- (unknown_outcome) count in every arm and stratum, and in replanned, but
+-- not in the success and first-try success rates: their denominators are
+-- treated_sessions - treated_unknown and control_sessions - control_unknown.
 -- Parameters: as replans.sql.
 WITH s AS (
 -- @include include/selected_sessions.sql
@@ -16,7 +19,7 @@ WITH s AS (
 ), g AS (
     -- each session's group (the $by dimensions), stratum and signals
     SELECT session, agent AS st_agent, task_type AS st_task_type,
-           success, first_try_success, replanned,
+           success, first_try_success, replanned, unknown_outcome,
 -- @include include/by_dimensions.sql
     FROM s
 ), applied AS (
@@ -30,7 +33,8 @@ WITH s AS (
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
            count(*) FILTER (WHERE first_try_success) AS k_first_try,
-           count(*) FILTER (WHERE replanned)  AS k_replanned
+           count(*) FILTER (WHERE replanned)  AS k_replanned,
+           count(*) FILTER (WHERE unknown_outcome) AS k_unknown
     FROM g GROUP BY ALL
 ), treated AS (
     SELECT a.kind, a.id,
@@ -39,7 +43,8 @@ WITH s AS (
            count(*)                           AS n,
            count(*) FILTER (WHERE success)    AS k_success,
            count(*) FILTER (WHERE first_try_success) AS k_first_try,
-           count(*) FILTER (WHERE replanned)  AS k_replanned
+           count(*) FILTER (WHERE replanned)  AS k_replanned,
+           count(*) FILTER (WHERE unknown_outcome) AS k_unknown
     FROM applied a JOIN g USING (session)
     WHERE a.id IS NOT NULL
     GROUP BY ALL
@@ -48,7 +53,8 @@ WITH s AS (
            st.n - t.n                     AS c_n,
            st.k_success - t.k_success     AS c_success,
            st.k_first_try - t.k_first_try AS c_first_try,
-           st.k_replanned - t.k_replanned AS c_replanned
+           st.k_replanned - t.k_replanned AS c_replanned,
+           st.k_unknown - t.k_unknown     AS c_unknown
     FROM treated t
     JOIN strata st
       ON  t.agent IS NOT DISTINCT FROM st.agent
@@ -68,10 +74,12 @@ SELECT kind, id, agent, agent_version, model, task_type, day, week, ruleset,
        CAST(coalesce(sum(k_success) FILTER (WHERE c_n > 0), 0) AS BIGINT)   AS treated_successes,
        CAST(coalesce(sum(k_first_try) FILTER (WHERE c_n > 0), 0) AS BIGINT) AS treated_first_try,
        CAST(coalesce(sum(k_replanned) FILTER (WHERE c_n > 0), 0) AS BIGINT) AS treated_replanned,
+       CAST(coalesce(sum(k_unknown) FILTER (WHERE c_n > 0), 0) AS BIGINT)   AS treated_unknown,
        CAST(coalesce(sum(c_n), 0) AS BIGINT)                             AS control_sessions,
        CAST(coalesce(sum(c_success), 0) AS BIGINT)                       AS control_successes,
        CAST(coalesce(sum(c_first_try), 0) AS BIGINT)                     AS control_first_try,
-       CAST(coalesce(sum(c_replanned), 0) AS BIGINT)                     AS control_replanned
+       CAST(coalesce(sum(c_replanned), 0) AS BIGINT)                     AS control_replanned,
+       CAST(coalesce(sum(c_unknown), 0) AS BIGINT)                       AS control_unknown
 FROM paired
 GROUP BY ALL
 ORDER BY kind DESC, id, agent, agent_version, model, task_type, day, week, ruleset;

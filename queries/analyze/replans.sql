@@ -12,6 +12,10 @@
 -- an estimate kept out of every replan count.
 -- Every count except open_sessions is over ended sessions; a session with
 -- no agent.session.ended (still running, or its agent died) is open.
+-- unknown_outcome counts the ended sessions with outcome 'unknown' (no
+-- evidence of how they went): the success rates leave them out, so their
+-- denominators are sessions - unknown_outcome (and n_k - u_k for the
+-- sessions with k valid replans); the other figures count them.
 -- day and week are UTC dates (week: the Monday), whatever the client's
 -- TimeZone setting.
 WITH s AS (
@@ -32,18 +36,23 @@ SELECT
 -- @include include/by_dimensions.sql
   , count(*) FILTER (WHERE ended)                                                   AS sessions,
     count(*) FILTER (WHERE NOT ended)                                               AS open_sessions,
+    count(*) FILTER (WHERE ended AND unknown_outcome)                               AS unknown_outcome,
     count(*) FILTER (WHERE ended AND replanned)                                     AS replanned,
     CAST(coalesce(sum(valid_replans) FILTER (WHERE ended), 0) AS BIGINT)            AS valid_replans,
     count(*) FILTER (WHERE ended AND first_try_success)                             AS first_try_successes,
     count(*) FILTER (WHERE ended AND success)                                       AS successes,
     count(*) FILTER (WHERE ended AND valid_replans = 0)                             AS n_0,
     count(*) FILTER (WHERE ended AND valid_replans = 0 AND success)                 AS s_0,
+    count(*) FILTER (WHERE ended AND valid_replans = 0 AND unknown_outcome)         AS u_0,
     count(*) FILTER (WHERE ended AND valid_replans = 1)                             AS n_1,
     count(*) FILTER (WHERE ended AND valid_replans = 1 AND success)                 AS s_1,
+    count(*) FILTER (WHERE ended AND valid_replans = 1 AND unknown_outcome)         AS u_1,
     count(*) FILTER (WHERE ended AND valid_replans = 2)                             AS n_2,
     count(*) FILTER (WHERE ended AND valid_replans = 2 AND success)                 AS s_2,
+    count(*) FILTER (WHERE ended AND valid_replans = 2 AND unknown_outcome)         AS u_2,
     count(*) FILTER (WHERE ended AND valid_replans >= 3)                            AS n_3plus,
     count(*) FILTER (WHERE ended AND valid_replans >= 3 AND success)                AS s_3plus,
+    count(*) FILTER (WHERE ended AND valid_replans >= 3 AND unknown_outcome)        AS u_3plus,
     count(*) FILTER (WHERE ended AND over_cap)                                      AS over_cap_sessions,
     CAST(coalesce(sum(invalid_replans) FILTER (WHERE ended), 0) AS BIGINT)       AS invalid_replans,
     CAST(coalesce(sum(t_model) FILTER (WHERE ended), 0) AS BIGINT)               AS trigger_model,

@@ -6,7 +6,8 @@
 --   hint           a task of one of its plan versions carried this tool hint
 --   stripped_hint  this hint was stripped from one of its plans
 --   trigger        an update_task_plan call (valid or not) had this trigger
--- and, on every row, the size of each arm.
+-- and, on every row, the size of each arm. A session of outcome 'unknown'
+-- is in neither arm (success is false for it).
 -- Parameters: as replans.sql ($by is not used: the comparison covers every
 -- session the filter selects). ended and success: views/session_signals.sql.
 WITH s AS (

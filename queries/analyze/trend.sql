@@ -9,8 +9,10 @@
 -- inferred_redecisions) are defined in views/session_signals.sql;
 -- planless_sessions and inferred_sessions are the ended sessions without a
 -- plan and those of them with an inferred re-decision (an estimate, kept out
--- of replanned and valid_replans). Sessions whose start is outside
--- years 0001-9999 UTC (stored before the decoder refused such times) have no
+-- of replanned and valid_replans). unknown_outcome counts the ended sessions
+-- with outcome 'unknown': the success and first-try success rates leave them
+-- out (denominator sessions - unknown_outcome); the other figures count
+-- them. Sessions whose start is outside years 0001-9999 UTC (stored before the decoder refused such times) have no
 -- period: their row has period NULL, which the caller reports as a
 -- data-quality count instead of a period.
 WITH p AS (
@@ -31,6 +33,7 @@ SELECT
 -- @include include/by_dimensions.sql
   , count(*) FILTER (WHERE ended)                                                    AS sessions,
     count(*) FILTER (WHERE NOT ended)                                                AS open_sessions,
+    count(*) FILTER (WHERE ended AND unknown_outcome)                                AS unknown_outcome,
     count(*) FILTER (WHERE ended AND success)                                        AS successes,
     count(*) FILTER (WHERE ended AND first_try_success)                              AS first_try_successes,
     count(*) FILTER (WHERE ended AND replanned)                                      AS replanned,

@@ -6,6 +6,13 @@
 --   ended              agent.session.ended was seen; every rate is over ended
 --                      sessions. A session without it is open: still running,
 --                      or its agent died (session_facts.ended)
+--   unknown_outcome    it ended with outcome 'unknown': there is no evidence of
+--                      how it went (schema/README.md). Every success rate and
+--                      first-try success rate leaves such sessions out, of
+--                      its numerator and its denominator (both are false
+--                      here for them), and the analyses count them apart;
+--                      every other figure (replans, tool calls, hints)
+--                      counts them as any ended session
 --   success            it ended with outcome 'success'
 --   first_try_success  it succeeded without a single update_task_plan call,
 --                      valid or rejected (replan_attempts = 0)
@@ -33,6 +40,7 @@ CREATE OR REPLACE VIEW session_signals AS
 SELECT *
        REPLACE (coalesce(ended, false)    AS ended,
                 coalesce(over_cap, false) AS over_cap),
+       coalesce(ended AND outcome = 'unknown', false)                 AS unknown_outcome,
        coalesce(outcome = 'success', false)                           AS success,
        coalesce(outcome = 'success' AND replan_attempts = 0, false)   AS first_try_success,
        coalesce(valid_replans > 0, false)                             AS replanned,

@@ -59,7 +59,7 @@ func TestReportGolden(t *testing.T) {
 		"Window: 2025-06-09 00:00 UTC → 2025-06-10 00:00 UTC, against the 24h before",
 		"## Summary", "## Evolution curve", "## Worst hints", "## Task type → tool", "## Rules",
 		"## Rule effects", "## Data quality",
-		"| 2025-06-09 | 61 | 62.3% | 100.0% | 37.7% |",
+		"| 2025-06-09 | 61 | 0 | 62.3% | 100.0% | 37.7% |",
 		"- Dead letters received in the window: 4",
 	} {
 		if !bytes.Contains(md, []byte(want)) {

@@ -39,6 +39,13 @@ shown empty.`, stderr)
 	if outOfRange > 0 {
 		notes = append(notes, fmt.Sprintf("%d sessions left out: their start is outside years 0001-9999 UTC", outOfRange))
 	}
+	var unknown int64
+	for _, r := range rows {
+		unknown += r.UnknownOutcome
+	}
+	if unknown > 0 {
+		notes = append(notes, metrics.UnknownOutcomeNote(unknown))
+	}
 	return render.Write(stdout, c.format, &render.Envelope{
 		Analysis:    "trend",
 		GeneratedAt: c.now().UTC(),

@@ -1,6 +1,7 @@
 // Package validate is the validate command: it checks JSON-lines files of
-// events (or standard input) against the evosignal v1 contract, without NATS
-// or a database, and lists every violation of every line.
+// events (or standard input) against the evosignal contract as the ingester
+// accepts it (v1 and what v1.1 adds), without NATS or a database, and lists
+// every violation of every line.
 //
 // It runs as `evosignal validate` (cmd/evosignal) and as its own command,
 // cmd/validate.
