@@ -168,6 +168,36 @@ func ClaudeCodeScenario(workspace string) Scenario {
 	return b.sc
 }
 
+// ClaudeCodeOneRunScenario is ClaudeCodeScenario's two requests given to
+// one run (Converse: the prompts one after the other on stdin), and a
+// third request in which the agent completes every task of its plan, runs
+// a command, and then, within the same prompt, writes a fresh list: a
+// replan of that request, since the request is the prompt. Its calls are named as
+// ClaudeCodeScenario's, the third request's after them.
+func ClaudeCodeOneRunScenario(workspace string) Scenario {
+	b := scenarioBuilder{sc: ClaudeCodeScenario(workspace), prefix: "toolu_fake"}
+	summary := filepath.Join(workspace, "summary.txt")
+
+	b.prompt("Remove config.txt, then write a summary of the workspace into summary.txt.")
+	b.step("", planCall("TaskCreate", map[string]any{"subject": "Remove config.txt", "description": "Delete config.txt", "activeForm": "Removing config.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "6", "status": "in_progress"}))
+	b.step("", realCall("Bash", map[string]any{"command": "rm config.txt", "description": "Remove config.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "6", "status": "completed"}))
+	b.step("", realCall("Bash", map[string]any{"command": "ls", "description": "List the files left"}))
+	b.step("Every task is done; now the summary.",
+		planCall("TaskCreate", map[string]any{"subject": "Write summary.txt", "description": "Summarise the workspace in summary.txt", "activeForm": "Writing summary.txt"}),
+		planCall("TaskCreate", map[string]any{"subject": "Check summary.txt", "description": "Read summary.txt back", "activeForm": "Checking summary.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "7", "status": "in_progress"}))
+	b.step("", realCall("Write", map[string]any{"file_path": summary, "content": "notes.txt: a greeting and a farewell\n"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "7", "status": "completed"}), planCall("TaskUpdate", map[string]any{"taskId": "8", "status": "in_progress"}))
+	b.step("", realCall("Bash", map[string]any{"command": "cat summary.txt", "description": "Check summary.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "8", "status": "completed"}))
+	b.step("Removed config.txt and wrote summary.txt.")
+
+	b.sc.Truth = Truth{Requests: 3, Plans: 3, Replans: 2, RealCalls: 10, FailedCalls: 1, Completions: 8}
+	return b.sc
+}
+
 // CodexScenario is the work Codex is scripted to do: the same two
 // requests as ClaudeCodeScenario's, planned with update_plan (the whole
 // list at every call) and worked with exec_command.
