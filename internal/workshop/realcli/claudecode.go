@@ -30,7 +30,8 @@ var ClaudeCodeHookEvents = []string{
 // ClaudeCode is Claude Code set up to run headless (-p) in its own
 // temporary home against the harness's fake server, with a hook that logs
 // in docs/claude-code.md's envelope registered for every event. Its prompts make one
-// session: the first starts it with SessionID, the next ones resume it.
+// session: the first starts it with SessionID, and the next ones resume it
+// (Prompt, a process each) or go to the same process (Converse).
 type ClaudeCode struct {
 	h   *Harness
 	Bin string
