@@ -53,8 +53,10 @@ type CallTruth struct {
 // (testdata/realcli/README.md shows the count): what an adapter reading
 // the CLI's files must find.
 type Truth struct {
-	// Requests is the number of prompts, each a user request and the
-	// agent's work on it until it stops.
+	// Requests is the number of user requests, each the agent's work on
+	// one until it stops: a prompt begins one, and so does, within a
+	// prompt, a fresh plan written after every task of the plan in force
+	// was completed (the agent's next request).
 	Requests int
 	// Plans is the number of plans created: a request's first plan.
 	Plans int
@@ -170,10 +172,10 @@ func ClaudeCodeScenario(workspace string) Scenario {
 
 // ClaudeCodeOneRunScenario is ClaudeCodeScenario's two requests given to
 // one run (Converse: the prompts one after the other on stdin), and a
-// third request in which the agent completes every task of its plan, runs
-// a command, and then, within the same prompt, writes a fresh list: a
-// replan of that request, since the request is the prompt. Its calls are named as
-// ClaudeCodeScenario's, the third request's after them.
+// third prompt in which the agent completes every task of its plan, runs a
+// command, and then writes a fresh list: the plan of a fourth request,
+// begun within the third prompt. Its calls are named as
+// ClaudeCodeScenario's, the third prompt's after them.
 func ClaudeCodeOneRunScenario(workspace string) Scenario {
 	b := scenarioBuilder{sc: ClaudeCodeScenario(workspace), prefix: "toolu_fake"}
 	summary := filepath.Join(workspace, "summary.txt")
@@ -194,7 +196,7 @@ func ClaudeCodeOneRunScenario(workspace string) Scenario {
 	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "8", "status": "completed"}))
 	b.step("Removed config.txt and wrote summary.txt.")
 
-	b.sc.Truth = Truth{Requests: 3, Plans: 3, Replans: 2, RealCalls: 10, FailedCalls: 1, Completions: 8}
+	b.sc.Truth = Truth{Requests: 4, Plans: 4, Replans: 1, RealCalls: 10, FailedCalls: 1, Completions: 8}
 	return b.sc
 }
 
