@@ -1,11 +1,18 @@
 package realcli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -23,7 +30,8 @@ var ClaudeCodeHookEvents = []string{
 // ClaudeCode is Claude Code set up to run headless (-p) in its own
 // temporary home against the harness's fake server, with a hook that logs
 // in docs/claude-code.md's envelope registered for every event. Its prompts make one
-// session: the first starts it with SessionID, the next ones resume it.
+// session: the first starts it with SessionID, and the next ones resume it
+// (Prompt, a process each) or go to the same process (Converse).
 type ClaudeCode struct {
 	h   *Harness
 	Bin string
@@ -122,6 +130,116 @@ func (c *ClaudeCode) Prompt(ctx context.Context, prompt string) (ClaudeResult, O
 		return res, out, fmt.Errorf("decode claude's result: %w\n%s", err, out.Stdout)
 	}
 	return res, out, nil
+}
+
+// Converse gives the prompts to one headless process (-p --input-format
+// stream-json --output-format stream-json), as a conversation: the first
+// prompt starts the session, each next one is written on the process's
+// stdin once it has printed the result of the one before, and stdin is
+// closed after the last result, which ends the run. It returns the result
+// of each prompt, in order, and the whole output (stdout the stream of
+// JSON messages it printed).
+func (c *ClaudeCode) Converse(ctx context.Context, prompts []string) ([]ClaudeResult, Output, error) {
+	if c.prompts != 0 {
+		return nil, Output{}, errors.New("realcli: a conversation starts its session: Converse after Prompt")
+	}
+	if len(prompts) == 0 {
+		return nil, Output{}, errors.New("realcli: a conversation of no prompts")
+	}
+	url, err := c.h.url()
+	if err != nil {
+		return nil, Output{}, err
+	}
+	c.prompts += len(prompts)
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--dangerously-skip-permissions", "--session-id", c.SessionID}
+	cmd := command(ctx, c.Workspace, c.env(url), c.Bin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, Output{}, err
+	}
+	stdoutPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, Output{}, err
+	}
+	var stdout bytes.Buffer
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := c.h.NS.Start(cmd); err != nil {
+		return nil, Output{}, fmt.Errorf("start claude: %w", err)
+	}
+	tee := io.TeeReader(stdoutPipe, &stdout)
+	results, talkErr := converse(tee, stdin, prompts)
+	// No more prompts come: the run ends, and what it prints after the
+	// last result is read to its end.
+	stdin.Close()
+	if talkErr != nil {
+		// It may wait for a prompt that will not come, or go on alone.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	_, drainErr := io.Copy(io.Discard, tee)
+	talkErr = errors.Join(talkErr, drainErr)
+	waitErr := cmd.Wait()
+	out := Output{Stdout: stdout.Bytes(), Stderr: []byte(stderr.String()), Took: time.Since(start)}
+	if err := errors.Join(talkErr, waitErr); err != nil {
+		return results, out, fmt.Errorf("claude %s: %w\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.Stdout, out.Stderr)
+	}
+	return results, out, nil
+}
+
+// userMessage is a prompt as -p --input-format stream-json reads it, one
+// JSON object a line.
+type userMessage struct {
+	Type    string `json:"type"`
+	Message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"message"`
+}
+
+// converse writes the first prompt to in, then reads the CLI's stream of
+// messages from out: at each result it writes the next prompt, until every
+// prompt has its result. It returns the results.
+func converse(out io.Reader, in io.Writer, prompts []string) ([]ClaudeResult, error) {
+	send := func(p string) error {
+		m := userMessage{Type: "user"}
+		m.Message.Role, m.Message.Content = "user", p
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if _, err := in.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("send prompt %q: %w", p, err)
+		}
+		return nil
+	}
+	if err := send(prompts[0]); err != nil {
+		return nil, err
+	}
+	var results []ClaudeResult
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20) // a message repeats the tools and the context: lines are long
+	for sc.Scan() {
+		var res ClaudeResult
+		if err := json.Unmarshal(sc.Bytes(), &res); err != nil {
+			return results, fmt.Errorf("decode a line claude printed: %w\n%s", err, sc.Bytes())
+		}
+		if res.Type != "result" {
+			continue
+		}
+		results = append(results, res)
+		if len(results) == len(prompts) {
+			return results, nil
+		}
+		if err := send(prompts[len(results)]); err != nil {
+			return results, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return results, fmt.Errorf("read claude's output: %w", err)
+	}
+	return results, fmt.Errorf("claude's output ended after %d of %d results", len(results), len(prompts))
 }
 
 // Transcript is the path of the session's transcript,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,7 +116,7 @@ func TestClaudeCode(t *testing.T) {
 			}
 		}
 	})
-	t.Run("hooks", func(t *testing.T) { checkClaudeHooks(t, sc, cc, transcript) })
+	t.Run("hooks", func(t *testing.T) { checkClaudeHooks(t, sc, cc, transcript, []string{"startup", "resume"}) })
 	t.Run("transcript", func(t *testing.T) { checkClaudeTranscript(t, sc, cc, transcript) })
 	// One session per run here (the second is claude -p --resume), so a
 	// session per request.
@@ -254,12 +255,25 @@ func statuses(p map[string]any) []string {
 }
 
 // checkClaudeHooks: the hook log holds a pre and a post hook of every
-// scripted call, PostToolUseFailure for the one that fails; both prompts,
-// the session started and resumed, a TaskCreated per TaskCreate and a
-// TaskCompleted per completion; every input of the one session, naming
-// its transcript.
-func checkClaudeHooks(t *testing.T, sc realcli.Scenario, cc *realcli.ClaudeCode, transcript string) {
+// scripted call, PostToolUseFailure for the one that fails; every prompt
+// and a Stop for each; a SessionStart of each run, with its source
+// (startup, then resume for a resumed run), and a SessionEnd; a
+// TaskCreated per TaskCreate and a TaskCompleted per completion; every
+// input of the one session, naming its transcript.
+func checkClaudeHooks(t *testing.T, sc realcli.Scenario, cc *realcli.ClaudeCode, transcript string, sources []string) {
 	hooks := readHooks(t, cc.HookLog)
+	var created, stops, ends []string
+	for _, c := range sc.Calls {
+		if c.Name == "TaskCreate" {
+			created = append(created, strconv.Itoa(len(created)+1))
+		}
+	}
+	for range sc.Prompts {
+		stops = append(stops, "Stop")
+	}
+	for range sources {
+		ends = append(ends, "SessionEnd")
+	}
 	for i, h := range hooks {
 		if h.SessionID != cc.SessionID || h.TranscriptRef != transcript {
 			t.Errorf("hook %d (%s): session %s, transcript %s; want %s, %s", i, h.Event, h.SessionID, h.TranscriptRef, cc.SessionID, transcript)
@@ -271,10 +285,10 @@ func checkClaudeHooks(t *testing.T, sc realcli.Scenario, cc *realcli.ClaudeCode,
 		got, want []string
 	}{
 		{"UserPromptSubmit prompts", field(byEvent(hooks, "UserPromptSubmit"), func(h hookInput) string { return h.Prompt }), sc.Prompts},
-		{"SessionStart sources", field(byEvent(hooks, "SessionStart"), func(h hookInput) string { return h.Source }), []string{"startup", "resume"}},
-		{"TaskCreated ids", field(byEvent(hooks, "TaskCreated"), func(h hookInput) string { return h.TaskID }), []string{"1", "2", "3", "4", "5"}},
-		{"Stop hooks", field(byEvent(hooks, "Stop"), func(h hookInput) string { return h.Event }), []string{"Stop", "Stop"}},
-		{"SessionEnd hooks", field(byEvent(hooks, "SessionEnd"), func(h hookInput) string { return h.Event }), []string{"SessionEnd", "SessionEnd"}},
+		{"SessionStart sources", field(byEvent(hooks, "SessionStart"), func(h hookInput) string { return h.Source }), sources},
+		{"TaskCreated ids", field(byEvent(hooks, "TaskCreated"), func(h hookInput) string { return h.TaskID }), created},
+		{"Stop hooks", field(byEvent(hooks, "Stop"), func(h hookInput) string { return h.Event }), stops},
+		{"SessionEnd hooks", field(byEvent(hooks, "SessionEnd"), func(h hookInput) string { return h.Event }), ends},
 	}
 	for _, c := range checks {
 		if !slices.Equal(c.got, c.want) {
@@ -290,6 +304,7 @@ func checkClaudeHooks(t *testing.T, sc realcli.Scenario, cc *realcli.ClaudeCode,
 type transcriptLine struct {
 	Type        string       `json:"type"`
 	SessionID   string       `json:"sessionId"`
+	PromptID    string       `json:"promptId"`
 	Timestamp   string       `json:"timestamp"`
 	IsSidechain bool         `json:"isSidechain"`
 	Message     *chatMessage `json:"message"`

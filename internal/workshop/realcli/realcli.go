@@ -162,18 +162,25 @@ type Output struct {
 	Took           time.Duration
 }
 
+// command is bin with args and env in dir, for the namespace to start:
+// its whole process group is killed when ctx ends.
+func command(ctx context.Context, dir string, env []string, bin string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
 // run runs bin with args and env in dir, inside the namespace, and waits
 // for it: its whole process group is killed when ctx ends.
 func (h *Harness) run(ctx context.Context, dir string, env []string, bin string, args ...string) (Output, error) {
 	var stdout, stderr strings.Builder
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd := command(ctx, dir, env, bin, args...)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	start := time.Now()
 	if err := h.NS.Start(cmd); err != nil {
 		return Output{}, fmt.Errorf("start %s: %w", filepath.Base(bin), err)

@@ -13,7 +13,7 @@ import (
 	"github.com/evosignal/evosignal/internal/workshop/realcli"
 )
 
-var capture = flag.String("capture", "", "copy the files each CLI wrote (hook log, transcript, rollouts) and the tool schemas it offered into `dir`/<cli>/, to become fixtures (testdata/realcli/README.md)")
+var capture = flag.String("capture", "", "copy the files each CLI wrote (hook log, transcript, rollouts) and the tool schemas it offered into `dir`/<capture>/ (claude-code, claude-code-one-run, codex, codex-code-mode: one a test), to become fixtures (testdata/realcli/README.md)")
 
 // runTimeout bounds one scenario: a prompt of either CLI takes seconds.
 const runTimeout = 2 * time.Minute
@@ -26,14 +26,14 @@ func testContext(t *testing.T) context.Context {
 }
 
 // captureFiles copies each file (name in the capture → path) into
-// -capture's dir/<cli>, when -capture is given; a folder of a previous
+// -capture's dir/<name>, when -capture is given; a folder of a previous
 // capture is replaced whole.
-func captureFiles(t *testing.T, cli string, files map[string]string) {
+func captureFiles(t *testing.T, name string, files map[string]string) {
 	t.Helper()
 	if *capture == "" {
 		return
 	}
-	dir := filepath.Join(*capture, cli)
+	dir := filepath.Join(*capture, name)
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +103,7 @@ type hookInput struct {
 	Prompt        string          `json:"prompt"`
 	Source        string          `json:"source"`
 	TaskID        string          `json:"task_id"`
+	PromptID      string          `json:"prompt_id"`
 	TranscriptRef string          `json:"transcript_path"`
 }
 

@@ -53,8 +53,10 @@ type CallTruth struct {
 // (testdata/realcli/README.md shows the count): what an adapter reading
 // the CLI's files must find.
 type Truth struct {
-	// Requests is the number of prompts, each a user request and the
-	// agent's work on it until it stops.
+	// Requests is the number of user requests, each the agent's work on
+	// one until it stops: a prompt begins one, and so does, within a
+	// prompt, a fresh plan written after every task of the plan in force
+	// was completed (the agent's next request).
 	Requests int
 	// Plans is the number of plans created: a request's first plan.
 	Plans int
@@ -165,6 +167,36 @@ func ClaudeCodeScenario(workspace string) Scenario {
 	b.step("Added the farewell.")
 
 	b.sc.Truth = Truth{Requests: 2, Plans: 2, Replans: 1, RealCalls: 6, FailedCalls: 1, Completions: 5}
+	return b.sc
+}
+
+// ClaudeCodeOneRunScenario is ClaudeCodeScenario's two requests given to
+// one run (Converse: the prompts one after the other on stdin), and a
+// third prompt in which the agent completes every task of its plan, runs a
+// command, and then writes a fresh list: the plan of a fourth request,
+// begun within the third prompt. Its calls are named as
+// ClaudeCodeScenario's, the third prompt's after them.
+func ClaudeCodeOneRunScenario(workspace string) Scenario {
+	b := scenarioBuilder{sc: ClaudeCodeScenario(workspace), prefix: "toolu_fake"}
+	summary := filepath.Join(workspace, "summary.txt")
+
+	b.prompt("Remove config.txt, then write a summary of the workspace into summary.txt.")
+	b.step("", planCall("TaskCreate", map[string]any{"subject": "Remove config.txt", "description": "Delete config.txt", "activeForm": "Removing config.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "6", "status": "in_progress"}))
+	b.step("", realCall("Bash", map[string]any{"command": "rm config.txt", "description": "Remove config.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "6", "status": "completed"}))
+	b.step("", realCall("Bash", map[string]any{"command": "ls", "description": "List the files left"}))
+	b.step("Every task is done; now the summary.",
+		planCall("TaskCreate", map[string]any{"subject": "Write summary.txt", "description": "Summarise the workspace in summary.txt", "activeForm": "Writing summary.txt"}),
+		planCall("TaskCreate", map[string]any{"subject": "Check summary.txt", "description": "Read summary.txt back", "activeForm": "Checking summary.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "7", "status": "in_progress"}))
+	b.step("", realCall("Write", map[string]any{"file_path": summary, "content": "notes.txt: a greeting and a farewell\n"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "7", "status": "completed"}), planCall("TaskUpdate", map[string]any{"taskId": "8", "status": "in_progress"}))
+	b.step("", realCall("Bash", map[string]any{"command": "cat summary.txt", "description": "Check summary.txt"}))
+	b.step("", planCall("TaskUpdate", map[string]any{"taskId": "8", "status": "completed"}))
+	b.step("Removed config.txt and wrote summary.txt.")
+
+	b.sc.Truth = Truth{Requests: 4, Plans: 4, Replans: 1, RealCalls: 10, FailedCalls: 1, Completions: 8}
 	return b.sc
 }
 
