@@ -283,7 +283,8 @@ func (t *Translator) endKey(ctx context.Context, key string, at time.Time) error
 
 // Close ends, at their last Stop, the requests that stopped and were not
 // ended by a later prompt or SessionEnd; the others stay open
-// (Counts.Open).
+// (Counts.Open), their last burst of plan calls classified. (bridge
+// -follow never calls it: a followed file has no end.)
 func (t *Translator) Close(ctx context.Context) error {
 	var errs []error
 	for _, key := range t.Order {
@@ -292,7 +293,10 @@ func (t *Translator) Close(ctx context.Context) error {
 			continue
 		}
 		if !s.Stopped {
+			// Open, but what it planned is known: a hook log of one event
+			// (post_tool_use.json, as people commit them) never stops.
 			t.N.Open++
+			errs = append(errs, s.Flush(ctx))
 			continue
 		}
 		errs = append(errs, t.endKey(ctx, key, s.StopAt))

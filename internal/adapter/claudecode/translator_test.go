@@ -174,20 +174,46 @@ func FuzzRecord(f *testing.F) {
 // task tools go through the plan-dialect core, and the script's truth,
 // counted by hand in testdata/realcli/README.md, comes out exactly.
 func TestRealCLITaskTools(t *testing.T) {
-	in, err := os.ReadFile("../../../testdata/realcli/claude-code/hooks.jsonl")
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		capture string
+		want    realCounts
+	}{
+		// Two runs (the second is claude -p --resume), one request each; 16
+		// control calls: TaskCreate 5, TaskUpdate 10, ToolSearch 1.
+		{"claude-code", realCounts{Sessions: 2, Plans: 2, Replans: 1, Real: 6, Failed: 1, Control: 16, Completions: 5, Ended: 2}},
+		// One run, three prompts; the third finishes its list and writes a
+		// fresh one: four requests; 25 control calls: TaskCreate 8, TaskUpdate
+		// 16, ToolSearch 1 (testdata/realcli/README.md counts them).
+		{"claude-code-one-run", realCounts{Sessions: 4, Plans: 4, Replans: 1, Real: 10, Failed: 1, Control: 25, Completions: 8, Ended: 4}},
+	} {
+		t.Run(tt.capture, func(t *testing.T) {
+			in, err := os.ReadFile("../../../testdata/realcli/" + tt.capture + "/hooks.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, c, bad := translate(t, in)
+			if len(bad) > 0 {
+				t.Fatalf("malformed records: %v", bad)
+			}
+			got, trace := countReal(t, s.evs)
+			if got != tt.want {
+				t.Fatalf("bridged %+v, want %+v\n%s", got, tt.want, strings.Join(trace, "\n"))
+			}
+			if c.Malformed != 0 || c.Quality != (claudecode.Counts{}).Quality {
+				t.Fatalf("counts %+v: want no malformed record and no data-quality note", c)
+			}
+		})
 	}
-	s, c, bad := translate(t, in)
-	if len(bad) > 0 {
-		t.Fatalf("malformed records: %v", bad)
-	}
-	type counts struct {
-		Sessions, Plans, Replans, Real, Failed, Control, Completions, Ended int
-	}
-	var got counts
+}
+
+type realCounts struct {
+	Sessions, Plans, Replans, Real, Failed, Control, Completions, Ended int
+}
+
+func countReal(t *testing.T, evs []*events.Event) (realCounts, []string) {
+	var got realCounts
 	var trace []string
-	for _, e := range s.evs {
+	for _, e := range evs {
 		trace = append(trace, e.Subject[8:]+" "+adaptertest.Render(t, e))
 		switch e.Type {
 		case events.SessionStarted:
@@ -216,15 +242,7 @@ func TestRealCLITaskTools(t *testing.T) {
 			}
 		}
 	}
-	// Two runs (the second is claude -p --resume), one request each; 16
-	// control calls: TaskCreate 5, TaskUpdate 10, ToolSearch 1.
-	want := counts{Sessions: 2, Plans: 2, Replans: 1, Real: 6, Failed: 1, Control: 16, Completions: 5, Ended: 2}
-	if got != want {
-		t.Fatalf("bridged %+v, want %+v\n%s", got, want, strings.Join(trace, "\n"))
-	}
-	if c.Malformed != 0 || c.Quality != (claudecode.Counts{}).Quality {
-		t.Fatalf("counts %+v: want no malformed record and no data-quality note", c)
-	}
+	return got, trace
 }
 
 // TestTranslateJSONArray: a hook log committed as one JSON array of hook

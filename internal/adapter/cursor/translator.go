@@ -195,6 +195,7 @@ func (t *Translator) Close(ctx context.Context) error {
 		s := t.Sessions[id]
 		if !s.Stopped {
 			t.N.Open++
+			errs = append(errs, s.Flush(ctx)) // open, its last plan calls classified
 			continue
 		}
 		if err := t.Open(ctx, s); err != nil {

@@ -81,6 +81,7 @@ func TestClaudeCodeOneRun(t *testing.T) {
 	t.Run("hooks", func(t *testing.T) { checkClaudeHooks(t, sc, cc, transcript, []string{"startup"}) })
 	t.Run("transcript", func(t *testing.T) { checkClaudeTranscript(t, sc, cc, transcript) })
 	t.Run("prompt ids", func(t *testing.T) { checkPromptIDs(t, sc, cc, transcript) })
+	t.Run("bridged", func(t *testing.T) { checkBridged(t, "claude-code", cc.HookLog, sc.Truth) })
 }
 
 // checkPromptIDs: each prompt of the one run has a prompt id of its own,
