@@ -76,6 +76,7 @@ type RecordError = hooks.RecordError
 type hook struct {
 	SessionID   string          `json:"session_id"`
 	PromptID    string          `json:"prompt_id"`
+	TurnID      string          `json:"turn_id"` // Codex's hooks, which have Claude Code's shape
 	Cwd         string          `json:"cwd"`
 	Event       string          `json:"hook_event_name"`
 	ToolName    string          `json:"tool_name"`
@@ -151,12 +152,15 @@ func parse(raw []byte, at time.Time) (*hook, error) {
 
 // key is the request a hook belongs to: <session_id>/<prompt_id> when the
 // hook carries the prompt's id (Claude Code 2.1 and later, every hook but
-// SessionStart); else the request the session's last UserPromptSubmit
+// SessionStart), <session_id>/<turn_id> for Codex's hooks; else the request the session's last UserPromptSubmit
 // began: <session_id> for its first prompt, <session_id>/2, /3, … for the
 // next ones; <session_id> before any prompt.
 func (t *Translator) key(h *hook) string {
 	if h.PromptID != "" {
 		return h.SessionID + "/" + h.PromptID
+	}
+	if h.TurnID != "" {
+		return h.SessionID + "/" + h.TurnID // Codex: <thread>/<turn>, as its rollouts give
 	}
 	if h.Event == "UserPromptSubmit" {
 		t.prompts[h.SessionID]++

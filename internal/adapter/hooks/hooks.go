@@ -130,7 +130,7 @@ func (b *Base[X]) Stats() Counts {
 // file (so that the same file always gives the same events), else Now.
 func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Context, []byte) error, onErr func(*RecordError)) error {
 	b.stamp = time.Time{}
-	if f, ok := r.(*os.File); ok {
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok { // *os.File, or a wrapper of one
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			b.stamp = fi.ModTime().UTC()
 		}

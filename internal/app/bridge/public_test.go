@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -65,6 +66,24 @@ func TestPublicSamples(t *testing.T) {
 					t.Errorf("bridging the same file again: %d events stored, want %d", n, stored)
 				}
 				noDeadLetters(t, p)
+			}
+			// JetStream's duplicate window hides a second run's events
+			// from the store: the events themselves must be the same.
+			var outs [2][]byte
+			for i := range outs {
+				out := filepath.Join(t.TempDir(), "events.jsonl")
+				var errOut bytes.Buffer
+				if err := run(t.Context(), []string{"-agent", tc.agent, "-in", file, "-out", out}, nil, &errOut, &errOut); err != nil {
+					t.Fatalf("run -out: %v\n%s", err, errOut.String())
+				}
+				b, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs[i] = b
+			}
+			if !bytes.Equal(outs[0], outs[1]) || len(outs[0]) == 0 {
+				t.Errorf("bridging the same file twice gave different events:\n%s\n%s", outs[0], outs[1])
 			}
 		})
 	}
