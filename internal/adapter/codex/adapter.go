@@ -3,18 +3,22 @@ package codex
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter"
+	"github.com/evosignal/evosignal/internal/adapter/claudecode"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
@@ -45,7 +49,10 @@ func (a *Adapter) Help() string {
                        one file, or -in a directory read recursively (rollout-*.jsonl
                        in name order); one session per request (turn), its id
                        <thread>/<turn>; update_plan through the plan-dialect core,
-                       commands failed by their exit code (docs/codex.md)
+                       commands failed by their exit code (docs/codex.md). Or a log
+                       of Codex's hook inputs ($CODEX_HOME/hooks.json, Claude Code's
+                       shape), told apart by its first record: the same requests,
+                       but hooks carry no exit code, so no call is seen failing
 `
 }
 
@@ -82,20 +89,73 @@ func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error
 		if err != nil {
 			return nil, err
 		}
-		return &translation{tr: tr, env: env}, nil
+		hooks, err := claudecode.NewTranslator(claudecode.Config{Agent: cfg.Agent, Source: cfg.Source, Model: cmp.Or(cfg.Model, "unknown"),
+			Plan: cfg.Plan}, sink, env.Now)
+		if err != nil {
+			return nil, err
+		}
+		return &translation{tr: tr, hooks: hooks, env: env}, nil
 	}, nil
 }
 
 type translation struct {
-	tr  *Translator
-	env adapter.Env
+	tr *Translator
+	// hooks reads Codex's hook inputs, which have Claude Code's shape (and
+	// a turn_id, so requests are <thread>/<turn> as in the rollouts).
+	hooks     *claudecode.Translator
+	hookFiles int64
+	env       adapter.Env
 }
 
-// Read reads one rollout: each call is another file.
+// Read reads one input: a rollout, or a log of hook inputs (its first
+// record says which); each call is another file.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
-	return t.tr.Read(ctx, in, func(e *LineError) {
+	br := bufio.NewReaderSize(in, 64<<10)
+	head, _ := br.Peek(64 << 10)
+	var r io.Reader = br
+	if st, ok := in.(interface{ Stat() (os.FileInfo, error) }); ok {
+		r = statReader{Reader: br, stat: st.Stat} // hook records without a time take the file's
+	}
+	if isHookLog(head) {
+		t.hookFiles++
+		return t.hooks.Read(ctx, r, func(e *claudecode.RecordError) {
+			t.env.Log.Warn("malformed hook record skipped", "record", e.Record, "err", e.Err)
+		})
+	}
+	return t.tr.Read(ctx, r, func(e *LineError) {
 		t.env.Log.Warn("malformed rollout line skipped", "line", e.Line, "err", e.Err)
 	})
+}
+
+// statReader is a reader that keeps the Stat of the file it reads.
+type statReader struct {
+	io.Reader
+	stat func() (os.FileInfo, error)
+}
+
+func (s statReader) Stat() (os.FileInfo, error) { return s.stat() }
+
+// isHookLog reports whether head begins with a hook input (a JSON object
+// with hook_event_name, bare or in the {"time", "hook"} envelope), in
+// lines or in one array, rather than a rollout line.
+func isHookLog(head []byte) bool {
+	head = bytes.TrimLeft(head, " \t\r\n")
+	if len(head) > 0 && head[0] == '[' {
+		head = bytes.TrimLeft(head[1:], " \t\r\n")
+	}
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	var m map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(line)).Decode(&m) != nil {
+		return false
+	}
+	if h, ok := m["hook"]; ok {
+		var inner map[string]json.RawMessage
+		if json.Unmarshal(h, &inner) == nil {
+			m = inner
+		}
+	}
+	_, ok := m["hook_event_name"]
+	return ok
 }
 
 // Read translates the rollout r, a file of its own, until it ends or ctx
@@ -128,17 +188,27 @@ func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*LineErro
 	return nil
 }
 
-func (t *translation) Close(ctx context.Context) error { return t.tr.Close(ctx) }
+func (t *translation) Close(ctx context.Context) error {
+	return errors.Join(t.tr.Close(ctx), t.hooks.Close(ctx))
+}
 
 func (t *translation) Counts() adapter.Counts {
-	c := t.tr.Stats()
-	return adapter.Counts{Records: c.Records, Events: c.Events, Malformed: c.Malformed}
+	c, h := t.tr.Stats(), t.hooks.Stats()
+	return adapter.Counts{Records: c.Records + h.Records, Events: c.Events + h.Events, Malformed: c.Malformed + h.Malformed}
 }
 
 func (t *translation) Report(w io.Writer) error {
 	c := t.tr.Stats()
-	adapter.WriteSummary(w, fmt.Sprintf("%d rollout lines read (%d files, %d threads), %d events emitted, %d requests (%d ended, %d open), %d ignored, %d malformed",
-		c.Records, c.Files, c.Threads, c.Events, c.Requests, c.Ended, c.Open, c.Ignored, c.Malformed), c.Notes())
+	if c.Files > 0 || t.hookFiles == 0 {
+		adapter.WriteSummary(w, fmt.Sprintf("%d rollout lines read (%d files, %d threads), %d events emitted, %d requests (%d ended, %d open), %d ignored, %d malformed",
+			c.Records, c.Files, c.Threads, c.Events, c.Requests, c.Ended, c.Open, c.Ignored, c.Malformed), c.Notes())
+	}
+	if t.hookFiles > 0 {
+		h := t.hooks.Stats()
+		notes := append(h.Notes(), "Codex's hooks carry no exit code and fire no failure event, so every call of a hook log counts as succeeded; bridge the rollouts (-in $CODEX_HOME/sessions) for failures")
+		adapter.WriteSummary(w, fmt.Sprintf("%d hook records read (%d files), %d events emitted, %d requests (%d ended, %d open), %d ignored, %d malformed",
+			h.Records, t.hookFiles, h.Events, h.Sessions, h.Ended, h.Open, h.Ignored, h.Malformed), notes)
+	}
 	return nil
 }
 
