@@ -1,15 +1,14 @@
 package ingest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,24 +69,6 @@ func percentEncode(s string) string {
 	return b.String()
 }
 
-// lockedBuffer is a bytes.Buffer for a logger on another goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Events sent in CloudEvents binary content mode through a real
 // nats-server are stored as their structured form would be; a bad one is
 // dead-lettered with its reason, logged with its code, reason, subject and
@@ -95,7 +76,7 @@ func (l *lockedBuffer) String() string {
 // histogram and build_info.
 func TestBinaryContentModeThroughNATS(t *testing.T) {
 	ctx := t.Context()
-	var logs lockedBuffer
+	var logs testkit.SyncBuffer
 	pc := pipeline.DefaultConfig()
 	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: t.TempDir()}
 	pc.DB = t.TempDir() + "/binary.duckdb"

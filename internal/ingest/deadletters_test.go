@@ -1,6 +1,7 @@
 package ingest_test
 
 import (
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func TestDeadLettersAreLoggedRateLimited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var logs lockedBuffer
+	var logs testkit.SyncBuffer
 	in, err := ingest.New(ingest.DefaultConfig(), st, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 	"image/png"
 	"net/url"
 	"os"
@@ -289,7 +290,7 @@ func save(t *testing.T, name string, b []byte) {
 // and requested.
 type browser struct {
 	ctx context.Context
-	out *lockedBuffer
+	out *testkit.SyncBuffer
 
 	mu       sync.Mutex
 	messages []string // console errors, exceptions, browser log errors
@@ -315,7 +316,7 @@ func newBrowser(t *testing.T) *browser {
 		}
 		t.Errorf("remove the browser profile %s", profile)
 	})
-	b := &browser{out: &lockedBuffer{}}
+	b := &browser{out: &testkit.SyncBuffer{}}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Flag("headless", true),
@@ -404,22 +405,3 @@ func (b *browser) problems(pageURL string) []string {
 }
 
 func (b *browser) output() string { return "chromium output:\n" + b.out.String() }
-
-// lockedBuffer collects the browser's output, written from its own
-// goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,35 +18,17 @@ import (
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
-// syncBuffer is a bytes.Buffer the bridge's goroutines may log to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // following is a bridge -follow running in the background.
 type following struct {
 	cancel context.CancelFunc
 	done   chan error
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 }
 
 func startFollow(tb testing.TB, args ...string) *following {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &following{cancel: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
+	f := &following{cancel: cancel, done: make(chan error, 1), stderr: &testkit.SyncBuffer{}}
 	go func() { f.done <- run(ctx, args, nil, &bytes.Buffer{}, f.stderr) }()
 	tb.Cleanup(func() { f.stop(tb) })
 	return f
@@ -305,7 +286,7 @@ func TestFollowAdopt(t *testing.T) {
 			if err := os.WriteFile(name, tt.now, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var log syncBuffer
+			var log testkit.SyncBuffer
 			f := &follower{root: root, log: slog.New(slog.NewTextHandler(&log, nil)), prior: map[string]followedFile{"rollout-x.jsonl": tt.entry}}
 			got := f.adopt(name)
 			if got.sent != tt.events || got.key != "rollout-x.jsonl" {

@@ -49,11 +49,11 @@ func TestOTLPReceiver(t *testing.T) {
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", testkit.FreePort(t))
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	errOut := &syncBuffer{}
+	errOut := &testkit.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-db", db, "-listen", "127.0.0.1:0", "-otlp", otlpAddr, "-http", httpAddr,
-			"-query=false", "-flush", "20ms"}, nil, &syncBuffer{}, errOut)
+			"-query=false", "-flush", "20ms"}, nil, &testkit.SyncBuffer{}, errOut)
 	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for metric(httpAddr, `evosignal_ingest_messages_total{outcome="accepted"}`) < 0 || !strings.Contains(errOut.String(), "receiving OTLP/HTTP traces") {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,7 +96,7 @@ func TestSecondIngesterGetsClearError(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "t.duckdb")
 	first := exec.Command(bin, "-db", db, "-listen", "127.0.0.1:0")
-	var firstErr syncBuffer
+	var firstErr testkit.SyncBuffer
 	first.Stderr = &firstErr
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
@@ -129,24 +128,6 @@ func TestSecondIngesterGetsClearError(t *testing.T) {
 	if out, err := exec.Command(bin, "-db", db, "-file", file).CombinedOutput(); err != nil {
 		t.Fatalf("load after the first stopped: %v\n%s", err, out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer process and a reader test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestHelpExplains(t *testing.T) {
