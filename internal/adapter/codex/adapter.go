@@ -110,13 +110,18 @@ type translation struct {
 // Read reads one input: a rollout, or a log of hook inputs (its first
 // record says which); each call is another file.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
+	// The first line says which; reading it waits for no more than that
+	// line (bridge -follow hands a growing file over a pipe).
 	br := bufio.NewReaderSize(in, 64<<10)
-	head, _ := br.Peek(64 << 10)
-	var r io.Reader = br
-	if st, ok := in.(interface{ Stat() (os.FileInfo, error) }); ok {
-		r = statReader{Reader: br, stat: st.Stat} // hook records without a time take the file's
+	first, err := br.ReadBytes('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read the first line: %w", err)
 	}
-	if isHookLog(head) {
+	var r io.Reader = io.MultiReader(bytes.NewReader(first), br)
+	if st, ok := in.(interface{ Stat() (os.FileInfo, error) }); ok {
+		r = statReader{Reader: r, stat: st.Stat} // hook records without a time take the file's
+	}
+	if isHookLog(first) {
 		t.hookFiles++
 		return t.hooks.Read(ctx, r, func(e *claudecode.RecordError) {
 			t.env.Log.Warn("malformed hook record skipped", "record", e.Record, "err", e.Err)
@@ -135,15 +140,14 @@ type statReader struct {
 
 func (s statReader) Stat() (os.FileInfo, error) { return s.stat() }
 
-// isHookLog reports whether head begins with a hook input (a JSON object
-// with hook_event_name, bare or in the {"time", "hook"} envelope), in
-// lines or in one array, rather than a rollout line.
-func isHookLog(head []byte) bool {
-	head = bytes.TrimLeft(head, " \t\r\n")
-	if len(head) > 0 && head[0] == '[' {
-		head = bytes.TrimLeft(head[1:], " \t\r\n")
+// isHookLog reports whether the first line of an input is a hook input (a
+// JSON object with hook_event_name, bare or in the {"time", "hook"}
+// envelope) or opens an array of them, rather than a rollout line.
+func isHookLog(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r\n")
+	if len(line) > 0 && line[0] == '[' {
+		return true // a rollout is JSON lines; hook logs are committed as arrays
 	}
-	line, _, _ := bytes.Cut(head, []byte("\n"))
 	var m map[string]json.RawMessage
 	if json.NewDecoder(bytes.NewReader(line)).Decode(&m) != nil {
 		return false

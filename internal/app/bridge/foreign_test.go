@@ -40,6 +40,14 @@ func bridgeTwice(t *testing.T, agentFlag, file string, truth adaptertest.Truth) 
 // bridgeTwiceInto is bridgeTwice into the pipeline p.
 func bridgeTwiceInto(t *testing.T, p *adaptertest.Pipeline, agentFlag, file string, truth adaptertest.Truth) string {
 	t.Helper()
+	return bridgeTwiceChecked(t, p, agentFlag, file, func() { p.CheckTruth(t, truth) })
+}
+
+// bridgeTwiceChecked bridges file into p twice, running check after each
+// run: the second stores nothing new and dead-letters nothing. It returns
+// the first run's stderr.
+func bridgeTwiceChecked(t *testing.T, p *adaptertest.Pipeline, agentFlag, file string, check func()) string {
+	t.Helper()
 	args := []string{"-agent", agentFlag, "-in", file, "-nats", p.Srv.ClientURL()}
 	var first string
 	var stored int64
@@ -49,7 +57,7 @@ func bridgeTwiceInto(t *testing.T, p *adaptertest.Pipeline, agentFlag, file stri
 			t.Fatalf("run %d (%q): %v\n%s", i+1, args, err, errOut.String())
 		}
 		p.Settle(t)
-		p.CheckTruth(t, truth)
+		check()
 		n := p.Count(t, "SELECT count(*) FROM events")
 		if i == 0 {
 			first, stored = errOut.String(), n
@@ -57,6 +65,7 @@ func bridgeTwiceInto(t *testing.T, p *adaptertest.Pipeline, agentFlag, file stri
 			t.Errorf("bridging the same file again: %d events stored, want %d", n, stored)
 		}
 	}
+	noDeadLetters(t, p)
 	return first
 }
 

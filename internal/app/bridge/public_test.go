@@ -49,24 +49,7 @@ func TestPublicSamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join("..", "..", "..", "testdata", "public", tc.file)
 			p := adaptertest.StartPipeline(t)
-			args := []string{"-agent", tc.agent, "-in", file, "-nats", p.Srv.ClientURL()}
-			var stored int64
-			for i := range 2 {
-				var out, errOut bytes.Buffer
-				if err := run(t.Context(), args, nil, &out, &errOut); err != nil {
-					t.Fatalf("run %d (%q): %v\n%s", i+1, args, err, errOut.String())
-				}
-				p.Settle(t)
-				if i == 0 {
-					checkPublicCount(t, p, tc.want)
-					stored = p.Count(t, "SELECT count(*) FROM events")
-					continue
-				}
-				if n := p.Count(t, "SELECT count(*) FROM events"); n != stored {
-					t.Errorf("bridging the same file again: %d events stored, want %d", n, stored)
-				}
-				noDeadLetters(t, p)
-			}
+			bridgeTwiceChecked(t, p, tc.agent, file, func() { checkPublicCount(t, p, tc.want) })
 			// JetStream's duplicate window hides a second run's events
 			// from the store: the events themselves must be the same.
 			var outs [2][]byte
