@@ -1,4 +1,6 @@
-// Package claudecode is the adapter of Claude Code's hooks: it reads the JSON
+// Package claudecode is the adapter of Claude Code's hooks and transcripts
+// (transcript.go; the adapter tells the two apart per file, adapter.go).
+// For the hooks, it reads the JSON
 // objects Claude Code hands its hooks (one per hook call, as a settings.json
 // hook appends them to a file; docs/claude-code.md) and translates them into
 // evosignal events, one session per request: a user prompt and the agent's
