@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -231,7 +232,22 @@ func detect(in io.Reader) (io.Reader, form, error) {
 			break
 		}
 	}
-	return io.MultiReader(bytes.NewReader(seen.Bytes()), br), f, nil
+	return peeked{Reader: io.MultiReader(bytes.NewReader(seen.Bytes()), br), in: in}, f, nil
+}
+
+// peeked is an input read again from its start after detect looked at its
+// first lines; Stat is the input's, for a reader that wants the file's
+// (a hook log's modification time stamps records that carry none).
+type peeked struct {
+	io.Reader
+	in io.Reader
+}
+
+func (p peeked) Stat() (os.FileInfo, error) {
+	if f, ok := p.in.(interface{ Stat() (os.FileInfo, error) }); ok {
+		return f.Stat()
+	}
+	return nil, errors.New("not a file")
 }
 
 // detectLine says what a line is, when it can tell; first is whether it
