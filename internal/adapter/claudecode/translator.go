@@ -1,4 +1,6 @@
-// Package claudecode is the adapter of Claude Code's hooks: it reads the JSON
+// Package claudecode is the adapter of Claude Code's hooks and transcripts
+// (transcript.go; the adapter tells the two apart per file, adapter.go).
+// For the hooks, it reads the JSON
 // objects Claude Code hands its hooks (one per hook call, as a settings.json
 // hook appends them to a file; docs/claude-code.md) and translates them into
 // evosignal events, one session per request: a user prompt and the agent's
@@ -53,7 +55,6 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
-	"github.com/evosignal/evosignal/internal/adapter"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/adapter/hooks"
 )
@@ -308,18 +309,17 @@ func (t *Translator) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Name is the adapter's -agent value.
-const Name = "claude-code"
-
-// NewAdapter returns the adapter of Claude Code's hooks, for the bridge.
-func NewAdapter() *hooks.Adapter {
-	return hooks.NewAdapter(Name, help, "sessions", func(cfg Config, sink agent.Sink, env adapter.Env) (hooks.Translator, error) {
-		return NewTranslator(cfg, sink, env.Now)
-	})
-}
-
 const help = `  -agent claude-code   Claude Code hook inputs, as the hook in docs/claude-code.md
-                       appends them; one session per session_id; Write/Edit/MultiEdit
-                       of a plan file (task_plan.md, todo.md, .cursor/plans/*.plan.md)
-                       are plan operations
+                       appends them, or transcripts (~/.claude/projects/<project>/
+                       <session>.jsonl), told apart per file by its first records;
+                       -in a directory reads every *.jsonl below it (a transcript tree
+                       such as ~/.claude/projects) in name order. One session per request
+                       (prompt): <session_id>/<prompt_id>. Transcripts give the lines'
+                       times; a request ends at its final answer (an assistant line that
+                       ends the turn without a call) or the next prompt, else stays open.
+                       Sidechains (sub-agent lines) are not the parent request's: its
+                       Task/Agent call is one real call, their lines, calls and tokens
+                       are counted in the summary; token usage (once per message) too.
+                       Write/Edit/MultiEdit of a plan file (task_plan.md, todo.md,
+                       .cursor/plans/*.plan.md) are plan operations
 `

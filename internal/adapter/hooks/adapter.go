@@ -53,8 +53,16 @@ func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error
 		if err != nil {
 			return nil, err
 		}
-		return &translation{tr: tr, env: env, sessions: a.sessions}, nil
+		return NewTranslation(tr, env, a.sessions), nil
 	}, nil
+}
+
+// NewTranslation returns tr as an adapter.Translation: malformed records
+// logged to env.Log, its summary calling its sessions sessions. An adapter
+// that reads hook inputs among other forms (Claude Code's, with its
+// transcripts) uses it for the hook inputs.
+func NewTranslation(tr Translator, env adapter.Env, sessions string) adapter.Translation {
+	return &translation{tr: tr, env: env, sessions: sessions}
 }
 
 type translation struct {

@@ -2,8 +2,11 @@ package registry_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +60,13 @@ func TestConformance(t *testing.T) {
 			Input: read(t, "internal", "adapter", "claudecode", "testdata", "session.jsonl"),
 			Bad:   []byte(`{"hook_event_name": "Stop"}`),
 		},
+		// The same adapter reads transcripts (told apart per file).
+		"claude-code transcript": {
+			Args:  []string{"-source", "claude-code/bridge/test-host"},
+			Input: read(t, "testdata", "realcli", "claude-code", "transcript.jsonl"),
+			Bad:   []byte(`{"type": "assistant", "sessionId": "s", "timestamp": "yesterday", "message": {}}`),
+			Lines: true,
+		},
 		"cursor": {
 			Args:  []string{"-source", "cursor/bridge/test-host"},
 			Input: read(t, "internal", "adapter", "cursor", "testdata", "session.jsonl"),
@@ -69,15 +79,20 @@ func TestConformance(t *testing.T) {
 		},
 	}
 	for i, a := range registry.All() {
-		c, ok := cases[a.Name()]
-		if !ok {
+		if _, ok := cases[a.Name()]; !ok {
 			t.Errorf("adapter %q has no conformance case", a.Name())
 			continue
 		}
-		t.Run(a.Name(), func(t *testing.T) {
-			c.New = func() adapter.Adapter { return registry.All()[i] }
-			adaptertest.Conformance(t, c)
-		})
+		for _, name := range slices.Sorted(maps.Keys(cases)) {
+			c := cases[name]
+			if name != a.Name() && !strings.HasPrefix(name, a.Name()+" ") {
+				continue
+			}
+			t.Run(name, func(t *testing.T) {
+				c.New = func() adapter.Adapter { return registry.All()[i] }
+				adaptertest.Conformance(t, c)
+			})
+		}
 	}
 }
 

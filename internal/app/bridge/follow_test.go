@@ -53,8 +53,14 @@ func (f *following) stop(tb testing.TB) string {
 // ordinary run, to its end: their JSON lines, sorted.
 func bridged(tb testing.TB, in string) []string {
 	tb.Helper()
+	return bridgedAs(tb, "codex", in)
+}
+
+// bridgedAs is bridged for -agent agent.
+func bridgedAs(tb testing.TB, agent, in string) []string {
+	tb.Helper()
 	var out, errOut bytes.Buffer
-	if err := run(tb.Context(), []string{"-agent", "codex", "-source", "codex/bridge/test", "-in", in, "-out", "-"}, nil, &out, &errOut); err != nil {
+	if err := run(tb.Context(), []string{"-agent", agent, "-source", agent + "/bridge/test", "-in", in, "-out", "-"}, nil, &out, &errOut); err != nil {
 		tb.Fatalf("bridge -in %s: %v\n%s", in, err, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -253,6 +259,66 @@ func TestFollowCodex(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFollowClaudeCodeTranscript follows a ~/.claude/projects tree while
+// the real transcript is appended to it in chunks: cut inside the first
+// request (a partial line among them), between the two runs, and the rest
+// after a restart on the same -state. The stream ends up holding exactly
+// the events one ordinary bridge of the finished file makes: a request
+// ends at its final answer, which a growing transcript writes once, and
+// nothing waits for an end of input that never comes.
+func TestFollowClaudeCodeTranscript(t *testing.T) {
+	tx, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "realcli", "claude-code", "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := lines(tx)
+	const k1, k2 = 50, 95 // inside request 1; after its end, before request 2's end
+	partial := len(lt[k1]) / 2
+	prefix := func(tb testing.TB, k int) string {
+		name := filepath.Join(tb.TempDir(), "prefix.jsonl")
+		appendFile(tb, name, bytes.Join(lt[:k], nil))
+		return name
+	}
+	srv, _, js := testkit.Embedded(t)
+	cfg := bus.DefaultStream()
+	cfg.Duplicates = 100 * time.Millisecond
+	stream, err := bus.EnsureStream(t.Context(), js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	project := filepath.Join(root, "-tmp-workspace")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(project, "4299a734-e256-4bb4-bd3b-fa91b82a26c3.jsonl")
+	args := []string{"-agent", "claude-code", "-source", "claude-code/bridge/test", "-in", root, "-follow", "-poll", "10ms",
+		"-state", filepath.Join(t.TempDir(), "follow.json"), "-nats", srv.ClientURL(), "-log-level", "debug"}
+
+	appendFile(t, file, bytes.Join(lt[:k1], nil), lt[k1][:partial])
+	f1 := startFollow(t, args...)
+	waitMsgs(t, stream, uint64(len(bridgedAs(t, "claude-code", prefix(t, k1)))), f1)
+	appendFile(t, file, lt[k1][partial:], bytes.Join(lt[k1+1:k2], nil))
+	waitMsgs(t, stream, uint64(len(bridgedAs(t, "claude-code", prefix(t, k2)))), f1)
+	log1 := f1.stop(t)
+
+	appendFile(t, file, bytes.Join(lt[k2:], nil))
+	time.Sleep(2 * cfg.Duplicates) // what run 1 published is out of the window
+	f2 := startFollow(t, args...)
+	all := bridgedAs(t, "claude-code", root)
+	waitMsgs(t, stream, uint64(len(all)), f2)
+	time.Sleep(100 * time.Millisecond) // ten polls more: nothing else comes
+	log2 := f2.stop(t)
+	if got := stored(t, stream); !slices.Equal(got, all) {
+		t.Errorf("the stream holds %d events, want the %d of one bridge of the file, each once", len(got), len(all))
+	}
+	for i, log := range []string{log1, log2} {
+		if strings.Contains(log, "level=WARN") || !strings.Contains(log, " malformed=0") {
+			t.Errorf("run %d warned, or read a malformed line (the partial one?):\n%s", i+1, log)
+		}
 	}
 }
 

@@ -199,13 +199,59 @@ func TestBridgeCodexDirectory(t *testing.T) {
 	}
 }
 
+// TestBridgeClaudeCodeTranscripts backfills a directory laid out as
+// ~/.claude/projects in one run: the transcript the real Claude Code
+// 2.1.332 wrote for the scripted runs (testdata/realcli/claude-code), a
+// sub-agent's file beside it (<session>/subagents/) and a file that is no
+// transcript. The analyzers find the script's truth; bridged again, nothing
+// is stored and nothing dead-lettered; each file's progress is logged and
+// the summary counts the sidechain apart.
+func TestBridgeClaudeCodeTranscripts(t *testing.T) {
+	transcript, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "realcli", "claude-code", "transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := os.ReadFile(filepath.Join("..", "..", "..", "internal", "adapter", "claudecode", "testdata", "subagent.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	project := filepath.Join(root, "-tmp-workspace")
+	session := "4299a734-e256-4bb4-bd3b-fa91b82a26c3"
+	for name, b := range map[string][]byte{
+		session + ".jsonl": transcript,
+		filepath.Join(session, "subagents", "agent-a1.jsonl"): sub,
+		"notes.md": []byte("not a transcript\n"),
+	} {
+		p := filepath.Join(project, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	truth := adaptertest.Truth{Sessions: 2, Replanned: 1, Replans: 1, RealCalls: 6, FailedCalls: 1, Completions: 5}
+	p := adaptertest.StartPipeline(t)
+	stderr := bridgeTwiceInto(t, p, "claude-code", root, truth)
+	noDeadLetters(t, p)
+	for _, want := range []string{
+		"transcript read", "agent-a1.jsonl", "121 transcript lines read (2 files)", "2 requests (2 ended, 0 open)",
+		"sidechains: 3 lines, 1 calls (0 failed)", "tokens: input 296765, output 496",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
 // TestBridgeDirectoryRefused: an adapter that reads one file refuses a
 // directory before it writes anything.
 func TestBridgeDirectoryRefused(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "events.jsonl")
 	var errOut bytes.Buffer
-	err := run(t.Context(), []string{"-agent", "claude-code", "-in", t.TempDir(), "-out", out}, nil, io.Discard, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "is a directory; -agent claude-code reads one file") {
+	err := run(t.Context(), []string{"-agent", "cursor", "-in", t.TempDir(), "-out", out}, nil, io.Discard, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "is a directory; -agent cursor reads one file") {
 		t.Fatalf("run = %v, want a directory refused", err)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {

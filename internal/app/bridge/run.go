@@ -78,6 +78,10 @@ Examples:
   %[1]s -agent codex -in ~/.codex/sessions -out - | %[2]s -file -
   # and live: every rollout as Codex appends to it, resumed where it stopped
   %[1]s -agent codex -in ~/.codex/sessions -follow -nats nats://127.0.0.1:4222
+  # every Claude Code transcript so far (no hook needed), one session per request
+  %[1]s -agent claude-code -in ~/.claude/projects -out - | %[2]s -file -
+  # and live, as Claude Code writes them
+  %[1]s -agent claude-code -in ~/.claude/projects -follow -nats nats://127.0.0.1:4222
   # a SkillLite agent of yours, named coder
   %[1]s -agent skilllite -name coder -in agent-rpc.jsonl -out - | %[2]s -file -
 
@@ -109,7 +113,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		names = append(names, a.Name())
 	}
 	fs.StringVar(&o.agent, "agent", "", "the agent whose records -in holds (required): "+strings.Join(names, ", "))
-	fs.StringVar(&o.in, "in", "-", "read the records from `file` (- for stdin); a directory, for an adapter that reads one (codex: its rollouts, recursively)")
+	fs.StringVar(&o.in, "in", "-", "read the records from `file` (- for stdin); a directory, for an adapter that reads one (codex: its rollouts, claude-code: its transcripts, recursively)")
 	fs.StringVar(&o.out, "out", "", "write the events as JSON lines to `file` (- for stdout); excludes -nats")
 	fs.StringVar(&o.natsURL, "nats", "", "publish the events to NATS JetStream at `URL`(s), comma-separated; excludes -out")
 	fs.StringVar(&o.prefix, "prefix", "evo", "subject `prefix`: events go to <prefix>.<agent>")

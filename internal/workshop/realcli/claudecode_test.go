@@ -121,6 +121,10 @@ func TestClaudeCode(t *testing.T) {
 	// One session per run here (the second is claude -p --resume), so a
 	// session per request.
 	t.Run("bridged", func(t *testing.T) { checkBridged(t, "claude-code", cc.HookLog, sc.Truth) })
+	// The transcripts, as a backfill reads them: -in the projects tree.
+	t.Run("bridged transcript", func(t *testing.T) {
+		checkBridged(t, "claude-code", filepath.Join(cc.ConfigDir, "projects"), sc.Truth)
+	})
 }
 
 // checkClaudeRequests: Claude Code asked for the script's steps in order:
