@@ -1,17 +1,13 @@
 package claudecode
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -105,11 +101,11 @@ func (t *translation) Read(ctx context.Context, in io.Reader) error {
 	if f, ok := in.(interface{ Name() string }); ok {
 		name = f.Name()
 	}
-	r, form, err := detect(in)
+	r, form, err := hooks.Sniff(in)
 	if err != nil {
 		return err
 	}
-	if form == formHooks {
+	if form != hooks.Typed { // hook inputs, or nothing that says otherwise
 		t.hookInputs++
 		return t.hooks.Read(ctx, r)
 	}
@@ -186,90 +182,4 @@ func (c TranscriptCounts) notes() []string {
 		n = append(n, "token usage is counted once per model message; the event contract has no place for it yet, so it was not emitted")
 	}
 	return n
-}
-
-// form is what an input holds.
-type form int
-
-const (
-	formHooks form = iota
-	formTranscript
-)
-
-// Detection reads up to detectLines lines, at most detectBytes, before it
-// takes an input for hook inputs.
-const (
-	detectLines = 16
-	detectBytes = 4 << 20
-)
-
-// detect tells a hook log from a transcript by its first records, and
-// returns the input to read from its start: a hook input has
-// hook_event_name (or is in the {"time", "hook"} envelope), a transcript
-// line a type; a JSON array is hook inputs. An input whose first lines
-// say neither (not JSON lines: a hook log written as indented JSON) is read
-// as hook inputs.
-func detect(in io.Reader) (io.Reader, form, error) {
-	br := bufio.NewReaderSize(in, 64<<10)
-	var seen bytes.Buffer
-	f := formHooks
-	for n := 0; n < detectLines && seen.Len() < detectBytes; n++ {
-		start := seen.Len()
-		line, err := br.ReadSlice('\n')
-		seen.Write(line)
-		for errors.Is(err, bufio.ErrBufferFull) && seen.Len() < detectBytes {
-			line, err = br.ReadSlice('\n')
-			seen.Write(line)
-		}
-		if d, ok := detectLine(seen.Bytes()[start:], start == 0); ok {
-			f = d
-			break
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-				return nil, 0, err
-			}
-			break
-		}
-	}
-	return peeked{Reader: io.MultiReader(bytes.NewReader(seen.Bytes()), br), in: in}, f, nil
-}
-
-// peeked is an input read again from its start after detect looked at its
-// first lines; Stat is the input's, for a reader that wants the file's
-// (a hook log's modification time stamps records that carry none).
-type peeked struct {
-	io.Reader
-	in io.Reader
-}
-
-func (p peeked) Stat() (os.FileInfo, error) {
-	if f, ok := p.in.(interface{ Stat() (os.FileInfo, error) }); ok {
-		return f.Stat()
-	}
-	return nil, errors.New("not a file")
-}
-
-// detectLine says what a line is, when it can tell; first is whether it
-// begins the input.
-func detectLine(line []byte, first bool) (form, bool) {
-	line = bytes.TrimSpace(line)
-	if first && bytes.HasPrefix(line, []byte("[")) {
-		return formHooks, true
-	}
-	var probe struct {
-		Event *string          `json:"hook_event_name"`
-		Hook  *json.RawMessage `json:"hook"`
-		Type  *string          `json:"type"`
-	}
-	if len(line) == 0 || json.Unmarshal(line, &probe) != nil {
-		return 0, false
-	}
-	switch {
-	case probe.Event != nil || probe.Hook != nil:
-		return formHooks, true
-	case probe.Type != nil:
-		return formTranscript, true
-	}
-	return 0, false
 }

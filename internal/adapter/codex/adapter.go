@@ -5,13 +5,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter"
 	"github.com/evosignal/evosignal/internal/adapter/claudecode"
+	"github.com/evosignal/evosignal/internal/adapter/hooks"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
@@ -110,18 +109,11 @@ type translation struct {
 // Read reads one input: a rollout, or a log of hook inputs (its first
 // record says which); each call is another file.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
-	// The first line says which; reading it waits for no more than that
-	// line (bridge -follow hands a growing file over a pipe).
-	br := bufio.NewReaderSize(in, 64<<10)
-	first, err := br.ReadBytes('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read the first line: %w", err)
+	r, form, err := hooks.Sniff(in)
+	if err != nil {
+		return err
 	}
-	var r io.Reader = io.MultiReader(bytes.NewReader(first), br)
-	if st, ok := in.(interface{ Stat() (os.FileInfo, error) }); ok {
-		r = statReader{Reader: r, stat: st.Stat} // hook records without a time take the file's
-	}
-	if isHookLog(first) {
+	if form == hooks.Hooks {
 		t.hookFiles++
 		return t.hooks.Read(ctx, r, func(e *claudecode.RecordError) {
 			t.env.Log.Warn("malformed hook record skipped", "record", e.Record, "err", e.Err)
@@ -130,36 +122,6 @@ func (t *translation) Read(ctx context.Context, in io.Reader) error {
 	return t.tr.Read(ctx, r, func(e *LineError) {
 		t.env.Log.Warn("malformed rollout line skipped", "line", e.Line, "err", e.Err)
 	})
-}
-
-// statReader is a reader that keeps the Stat of the file it reads.
-type statReader struct {
-	io.Reader
-	stat func() (os.FileInfo, error)
-}
-
-func (s statReader) Stat() (os.FileInfo, error) { return s.stat() }
-
-// isHookLog reports whether the first line of an input is a hook input (a
-// JSON object with hook_event_name, bare or in the {"time", "hook"}
-// envelope) or opens an array of them, rather than a rollout line.
-func isHookLog(line []byte) bool {
-	line = bytes.TrimLeft(line, " \t\r\n")
-	if len(line) > 0 && line[0] == '[' {
-		return true // a rollout is JSON lines; hook logs are committed as arrays
-	}
-	var m map[string]json.RawMessage
-	if json.NewDecoder(bytes.NewReader(line)).Decode(&m) != nil {
-		return false
-	}
-	if h, ok := m["hook"]; ok {
-		var inner map[string]json.RawMessage
-		if json.Unmarshal(h, &inner) == nil {
-			m = inner
-		}
-	}
-	_, ok := m["hook_event_name"]
-	return ok
 }
 
 // Read translates the rollout r, a file of its own, until it ends or ctx
