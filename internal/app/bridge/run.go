@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -231,7 +232,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return errors.Join(err, out.Close(ctx))
 	}
 	head := &headBuffer{}
-	readErr := read(ctx, tr, in, files, head)
+	readErr := read(ctx, tr, in, files, head, log)
 	// Whatever stopped the input, end what it left open and deliver what
 	// was translated; after an interrupt too, within a bound.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
@@ -309,13 +310,23 @@ func tee(r io.Reader, head io.Writer) io.Reader {
 	return io.TeeReader(r, head)
 }
 
-// read hands the translation its input: in, or each of files in turn; the
-// first bytes of the first go to head.
-func read(ctx context.Context, tr adapter.Translation, in io.Reader, files []string, head io.Writer) error {
+// progressEvery is how often a backfill of many files logs its progress.
+const progressEvery = 5 * time.Second
+
+// read hands the translation its input: in, or each of files in turn,
+// logging the progress of a long backfill; the first bytes of the first go
+// to head.
+func read(ctx context.Context, tr adapter.Translation, in io.Reader, files []string, head io.Writer, log *slog.Logger) error {
 	if files == nil {
 		return tr.Read(ctx, tee(in, head))
 	}
+	last := time.Now()
 	for i, name := range files {
+		if time.Since(last) >= progressEvery {
+			c := tr.Counts()
+			log.Info("progress", "files", fmt.Sprintf("%d/%d", i, len(files)), "records", c.Records, "events", c.Events, "malformed", c.Malformed)
+			last = time.Now()
+		}
 		f, err := os.Open(name)
 		if err != nil {
 			return err
