@@ -41,13 +41,16 @@ Bridges what a foreign agent writes into evosignal events (CloudEvents v1,
 see schema/README.md); -agent names the format:
 
 %[3]s
-Session and event ids derive from the records, so bridging the same input
-twice stores nothing new where the records carry their times (records
-without one are stamped with the clock, and a second run's events are
-dead-lettered as conflicting duplicates). Malformed records are reported on
-stderr with their line or record number and skipped; an input of which no
-record could be used is an error (is -agent right?), and so is an empty one;
-a summary line ends the run. Events go to NATS JetStream with -nats (the
+Session and event ids and times derive from the records, so bridging the
+same input twice stores nothing new (hook records without a time take their
+file's modification time; read from a pipe, the clock's, and a second run's
+events are then dead-lettered as conflicting duplicates). The outcome of a
+session rests on evidence only (every planned task completed, an error
+end, the agent's own verdict), else it is unknown. Malformed records are
+reported on stderr with their line or record number and skipped; an input
+of which no record could be used, or most records were malformed, is an
+error that says what the input looks like, and so is an empty one; a long
+backfill logs its progress; a summary line ends the run. Events go to NATS JetStream with -nats (the
 stream must capture <prefix>.<agent>, as the one ingest creates does), or as
 JSON lines to -out. A flag that -agent does
 not take is refused.
