@@ -90,6 +90,9 @@ type Receiver struct {
 	log    *slog.Logger
 	stop   chan struct{}
 	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Start listens on cfg.Addr and serves POST /v1/traces, publishing the
@@ -179,13 +182,18 @@ func (r *Receiver) sweep(every time.Duration) {
 	}
 }
 
-// Close stops taking requests, maps the traces still waiting that have an
+// Close (once; again returns the same) stops taking requests, maps the traces still waiting that have an
 // agent span, and delivers the events in flight, within ctx: requests get a
 // third of the time left, mapping half of what then remains, delivery the
 // rest. What is still waiting
 // when mapping's share ends is dropped and logged, not returned as an
 // error; an error says events mapped were not delivered.
 func (r *Receiver) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() { r.closeErr = r.close(ctx) })
+	return r.closeErr
+}
+
+func (r *Receiver) close(ctx context.Context) error {
 	sctx, cancel := context.WithDeadline(ctx, share(ctx, 1, 3))
 	err := r.srv.Shutdown(sctx)
 	cancel()
