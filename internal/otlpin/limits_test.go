@@ -339,7 +339,7 @@ func TestOversizeEventDeadLettered(t *testing.T) {
 	}
 
 	bare := startReceiverWith(t, p, func(c *otlpin.Config) {})
-	st, retry, _ := postRaw(t, url(bare), build(run(1<<43, "planner", todoWrite(30_000))))
+	st, retry, _ := postRaw(t, url(bare), build(run(1<<43, "planner", todoWrite(15_000))))
 	if st != http.StatusBadRequest || retry != "" {
 		t.Errorf("without a dead-letter hook: %d, Retry-After %q; want 400 without", st, retry)
 	}
