@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -93,4 +95,18 @@ func (in *Ingester) flushDeadLogLocked() {
 			"count", l.suppressed, "since", l.start.UTC().Format(time.RFC3339))
 	}
 	l.logged, l.suppressed = 0, 0
+}
+
+// DeadLetter stores raw, an event that could not reach the stream (e.g.
+// larger than the NATS max payload), as a dead letter with code and reason,
+// as if it had been read from a file named from (e.g. "otlp"); subject is
+// where it was to be published. It is counted and logged like any dead
+// letter. Safe to call while Run runs: the store serializes writes.
+func (in *Ingester) DeadLetter(ctx context.Context, raw []byte, from, subject, code, reason string) error {
+	it := store.Item{Raw: raw, Subject: subject, File: from, Dead: &store.Dead{Code: code, Reason: reason}}
+	peekEnvelope(raw, it.Dead)
+	if _, err := in.commitRetrying(ctx, store.Batch{Origin: store.FromFile, Items: []store.Item{it}}); err != nil {
+		return fmt.Errorf("dead-letter %s event %s: %w", code, it.Dead.ID, err)
+	}
+	return nil
 }

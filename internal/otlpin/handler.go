@@ -4,9 +4,10 @@
 // published through JetStream like any agent's events (Nats-Msg-Id = the
 // event id). Responses follow the OTLP/HTTP specification: 200 with an
 // ExportTraceServiceResponse (partial_success when spans were rejected),
-// 400 for a body that does not decode, 405, 413 for a body over the limit,
-// 415 for another content type or encoding, 503 (retryable) when the events
-// could not be delivered.
+// 400 (permanent) for a body that does not decode or events the stream will
+// never take, 405, 413 for a body over the limit, 415 for another content
+// type or encoding, 503 with Retry-After (retryable) when the events could
+// not be delivered now or too many requests are in flight.
 package otlpin
 
 import (
@@ -17,7 +18,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
@@ -35,25 +40,79 @@ const (
 	typeJSON  = "application/json"
 )
 
+// Limits bound what a Handler takes.
+type Limits struct {
+	// MaxBody: bodies over this many bytes (also after decompression) are
+	// refused with 413.
+	MaxBody int64
+	// MaxRequests: requests past this many in flight are refused at once
+	// with 503 and Retry-After, before their body is read.
+	MaxRequests int
+}
+
+// Retry-After values, in seconds: for a busy receiver, and for a stream
+// that cannot take the events now.
+const (
+	retryBusy   = "1"
+	retryStream = "5"
+)
+
 // Handler serves POST /v1/traces into a Mapper. deliver is called after the
 // spans were consumed and must return once the events are stored in the
 // stream (nil), or why not.
 type Handler struct {
 	m       *otelad.Mapper
 	deliver func(context.Context) error
-	maxBody int64
+	lim     Limits
+	slots   chan struct{} // one per request in flight
 	now     func() time.Time
+	counts  counts
+}
+
+// RequestStats count a Handler's answers past its limits.
+type RequestStats struct {
+	Busy      int64 // 503: MaxRequests in flight
+	TooLarge  int64 // 413: over MaxBody
+	Permanent int64 // 400: a body that does not decode, or events the stream never takes
+	Retryable int64 // 503: the events could not be delivered now
+	Peak      int64 // most requests in flight at once
+}
+
+type counts struct {
+	busy, tooLarge, permanent, retryable atomic.Int64
+	inFlight, peak                       atomic.Int64
 }
 
 var _ http.Handler = (*Handler)(nil)
 
-// NewHandler returns the handler of m; bodies over maxBody bytes (after
-// decompression) are refused with 413.
-func NewHandler(m *otelad.Mapper, deliver func(context.Context) error, maxBody int64) *Handler {
-	return &Handler{m: m, deliver: deliver, maxBody: maxBody, now: time.Now}
+// NewHandler returns the handler of m, bounded by lim.
+func NewHandler(m *otelad.Mapper, deliver func(context.Context) error, lim Limits) *Handler {
+	return &Handler{m: m, deliver: deliver, lim: lim, slots: make(chan struct{}, max(lim.MaxRequests, 1)), now: time.Now}
+}
+
+// Stats returns the counts so far.
+func (h *Handler) Stats() RequestStats {
+	c := &h.counts
+	return RequestStats{Busy: c.busy.Load(), TooLarge: c.tooLarge.Load(), Permanent: c.permanent.Load(),
+		Retryable: c.retryable.Load(), Peak: c.peak.Load()}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		select {
+		case h.slots <- struct{}{}:
+			defer func() { <-h.slots; h.counts.inFlight.Add(-1) }()
+			n := h.counts.inFlight.Add(1)
+			for p := h.counts.peak.Load(); n > p && !h.counts.peak.CompareAndSwap(p, n); p = h.counts.peak.Load() {
+			}
+		default:
+			h.counts.busy.Add(1)
+			w.Header().Set("Retry-After", retryBusy)
+			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			h.fail(w, ct, http.StatusServiceUnavailable, fmt.Errorf("busy: %d requests in flight, the most this receiver takes at once", cap(h.slots)))
+			return
+		}
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "method not allowed: POST OTLP traces", http.StatusMethodNotAllowed)
@@ -84,7 +143,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.deliver(r.Context())
 	}
 	if err != nil {
-		w.Header().Set("Retry-After", "5")
+		if permanent(err) {
+			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("events the stream never takes: %w", err))
+			return
+		}
+		w.Header().Set("Retry-After", retryStream)
 		h.fail(w, ct, http.StatusServiceUnavailable, fmt.Errorf("deliver events: %w", err))
 		return
 	}
@@ -110,7 +173,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // read returns the request body, decompressed, or the status to answer.
 func (h *Handler) read(r *http.Request) ([]byte, int, error) {
-	var in io.Reader = http.MaxBytesReader(nil, r.Body, h.maxBody)
+	maxBody := h.lim.MaxBody
+	var in io.Reader = http.MaxBytesReader(nil, r.Body, maxBody)
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
 	case "gzip":
@@ -124,11 +188,11 @@ func (h *Handler) read(r *http.Request) ([]byte, int, error) {
 		return nil, http.StatusUnsupportedMediaType, fmt.Errorf("unsupported content encoding %q: send gzip or none", enc)
 	}
 	// The limit applies to the decompressed body too.
-	b, err := io.ReadAll(io.LimitReader(in, h.maxBody+1))
+	b, err := io.ReadAll(io.LimitReader(in, maxBody+1))
 	var tooBig *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooBig) || int64(len(b)) > h.maxBody:
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", h.maxBody)
+	case errors.As(err, &tooBig) || int64(len(b)) > maxBody:
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over %d bytes", maxBody)
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("read body: %w", err)
 	}
@@ -138,6 +202,19 @@ func (h *Handler) read(r *http.Request) ([]byte, int, error) {
 // fail answers with status and a google.rpc.Status carrying err, encoded in
 // the request's content type, as OTLP/HTTP asks.
 func (h *Handler) fail(w http.ResponseWriter, ct string, status int, err error) {
+	switch status {
+	case http.StatusRequestEntityTooLarge:
+		h.counts.tooLarge.Add(1)
+	case http.StatusBadRequest:
+		h.counts.permanent.Add(1)
+	case http.StatusServiceUnavailable:
+		if w.Header().Get("Retry-After") != retryBusy {
+			h.counts.retryable.Add(1)
+		}
+	}
+	if ct != typeJSON {
+		ct = typeProto
+	}
 	st := &spb.Status{Code: grpcCode(status), Message: err.Error()}
 	var b []byte
 	if ct == typeJSON {
@@ -148,6 +225,16 @@ func (h *Handler) fail(w http.ResponseWriter, ct string, status int, err error) 
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// permanent reports whether err says the events will never be taken, so
+// that sending them again is pointless: an event over the max payload, a
+// refusal by JetStream itself (wrong stream, message too large), a bad
+// subject. Everything else (no server, a timeout) may pass on a retry.
+func permanent(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrInvalidMsg) || errors.As(err, &apiErr)
 }
 
 // grpcCode is the gRPC status code matching an HTTP status.

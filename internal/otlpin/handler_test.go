@@ -11,12 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/evosignal/evosignal/agent"
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/otlpin"
@@ -73,6 +76,9 @@ func TestHandlerResponses(t *testing.T) {
 		{name: "too large", ctype: "application/json", body: bytes.Repeat([]byte(" "), limit+1), status: 413},
 		{name: "too large unzipped", ctype: "application/json", enc: "gzip", body: gz(bytes.Repeat([]byte(" "), 4*limit)), status: 413},
 		{name: "stream down", ctype: "application/x-protobuf", body: protoBody, deliverErr: errors.New("no responders"), status: 503, events: true},
+		// A permanent error is never "retry".
+		{name: "over max payload", ctype: "application/x-protobuf", body: protoBody, deliverErr: &agent.DeliveryError{ID: "x", Err: nats.ErrMaxPayload}, status: 400, events: true},
+		{name: "refused by JetStream", ctype: "application/json", body: jsonBody, deliverErr: &agent.DeliveryError{ID: "x", Err: &jetstream.APIError{Code: 400, Description: "message size exceeds maximum allowed"}}, status: 400, events: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +87,7 @@ func TestHandlerResponses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := otlpin.NewHandler(m, func(context.Context) error { return tt.deliverErr }, limit)
+			h := otlpin.NewHandler(m, func(context.Context) error { return tt.deliverErr }, otlpin.Limits{MaxBody: limit, MaxRequests: 1})
 			method := tt.method
 			if method == "" {
 				method = http.MethodPost

@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
+	"github.com/evosignal/evosignal/internal/otlpin"
 	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
@@ -55,6 +56,9 @@ type Config struct {
 	// this address (POST /v1/traces) and publishes the events they map to
 	// on the stream, as any agent does.
 	OTLP string
+	// OTLPReceiver tunes that receiver (its limits); its Addr and Prefix
+	// are taken from OTLP and Stream, its DeadLetter is the ingester's.
+	OTLPReceiver otlpin.Config
 	// HTTP, when set, serves the ingester's /metrics and /healthz on this
 	// address.
 	HTTP string
@@ -74,6 +78,8 @@ func DefaultConfig() Config {
 		Server: bus.ServerConfig{Listen: bus.DefaultListen},
 		Stream: bus.DefaultStream(),
 		Ingest: ingest.DefaultConfig(),
+
+		OTLPReceiver: otlpin.DefaultConfig("", ""),
 	}
 }
 
@@ -108,6 +114,9 @@ func (c Config) Validate() error {
 	if c.Query != nil {
 		errs = append(errs, c.Query.Validate())
 	}
+	if c.OTLP != "" {
+		errs = append(errs, c.otlpConfig().Validate())
+	}
 	return errors.Join(errs...)
 }
 
@@ -116,6 +125,13 @@ func (c Config) ingestConfig() ingest.Config {
 	ic := c.Ingest
 	ic.Stream, ic.Prefix = c.Stream.Name, c.Stream.Prefix
 	return ic
+}
+
+// otlpConfig is OTLPReceiver on OTLP, under Stream's prefix.
+func (c Config) otlpConfig() otlpin.Config {
+	oc := c.OTLPReceiver
+	oc.Addr, oc.Prefix = c.OTLP, c.Stream.Prefix
+	return oc
 }
 
 // flushAcks bounds how long Close waits to send the last acks.

@@ -120,7 +120,11 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	}
 	p.in.Healthy()
 	if cfg.OTLP != "" {
-		if p.otlp, err = otlpin.Start(otlpin.DefaultConfig(cfg.OTLP, cfg.Stream.Prefix), p.js, p.log.With("component", "otlp")); err != nil {
+		oc := cfg.otlpConfig()
+		oc.DeadLetter = func(ctx context.Context, raw []byte, subject, code, reason string) error {
+			return p.in.DeadLetter(ctx, raw, "otlp", subject, code, reason)
+		}
+		if p.otlp, err = otlpin.Start(oc, p.js, p.log.With("component", "otlp")); err != nil {
 			return nil, err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +20,12 @@ const (
 	DefaultLinger   = 30 * time.Second
 	DefaultMaxSpans = 200_000
 	DefaultRemember = 100_000
+	// DefaultMaxBytes bounds the buffered spans' size: 256 MiB, a sixth of
+	// the ingester's memory budget (docs/operations.md, "Memory limit").
+	DefaultMaxBytes = 256 << 20
+	// DefaultMaxIdle is how long a trace without an invoke_agent span may
+	// wait for its next span before it is dropped.
+	DefaultMaxIdle = 10 * time.Minute
 )
 
 // Config configures a Mapper.
@@ -34,19 +39,25 @@ type Config struct {
 	// span (the agent ran under another span, e.g. an HTTP handler's) is
 	// mapped this long after its last span arrived (Sweep).
 	Linger time.Duration
-	// MaxSpans bounds the spans held for traces not mapped yet; beyond it the
-	// oldest trace is dropped (Stats.Evicted).
+	// MaxSpans and MaxBytes bound the spans held for traces not mapped yet
+	// (their count, and their size as span.size estimates it); beyond
+	// either the least recently active trace is dropped (Stats.Evicted).
 	MaxSpans int
+	MaxBytes int64
+	// MaxIdle: a trace without an invoke_agent span whose last span arrived
+	// this long ago is dropped by Sweep (Stats.Expired).
+	MaxIdle time.Duration
 	// Remember is how many mapped traces are remembered, so that their late
 	// or re-sent spans are dropped instead of starting a new trace.
 	Remember int
 }
 
 // DefaultConfig returns the defaults: the built-in plan tools, the default
-// plan files and file tools, linger 30s, 200,000 buffered spans, 100,000
-// remembered traces.
+// plan files and file tools, linger 30s, 200,000 buffered spans of 256 MiB
+// at most, 10 minutes idle at most, 100,000 remembered traces.
 func DefaultConfig() Config {
-	return Config{Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(), Linger: DefaultLinger, MaxSpans: DefaultMaxSpans, Remember: DefaultRemember}
+	return Config{Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(), Linger: DefaultLinger,
+		MaxSpans: DefaultMaxSpans, MaxBytes: DefaultMaxBytes, MaxIdle: DefaultMaxIdle, Remember: DefaultRemember}
 }
 
 // Validate reports every problem of c at once.
@@ -57,6 +68,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxSpans < 1 {
 		errs = append(errs, fmt.Errorf("max spans %d is below 1", c.MaxSpans))
+	}
+	if c.MaxBytes < 1 {
+		errs = append(errs, fmt.Errorf("max buffered bytes %d is below 1", c.MaxBytes))
+	}
+	if c.MaxIdle <= 0 {
+		errs = append(errs, fmt.Errorf("max idle %v is not positive", c.MaxIdle))
 	}
 	if c.Remember < 1 {
 		errs = append(errs, fmt.Errorf("remember %d is below 1", c.Remember))
@@ -74,9 +91,21 @@ type Stats struct {
 	AfterMapped int64
 	// Unmapped: traces dropped without an invoke_agent span (Flush).
 	Unmapped int64
-	// Evicted: traces dropped unmapped because MaxSpans was reached.
-	Evicted int64
-	Quality foreign.Quality
+	// Evicted: traces dropped unmapped because MaxSpans or MaxBytes was
+	// reached, holding EvictedSpans spans of EvictedBytes bytes.
+	Evicted, EvictedSpans, EvictedBytes int64
+	// Expired: traces without an invoke_agent span dropped after MaxIdle.
+	Expired int64
+	// Cut: sessions mapped from a trace whose earlier spans were evicted
+	// or expired: they lack what those spans held.
+	Cut int64
+	// Abandoned: traces with an invoke_agent span that Flush did not map
+	// before its context ended (a stop's grace period).
+	Abandoned int64
+	// Waiting: traces buffered now, holding WaitingSpans spans of
+	// WaitingBytes bytes.
+	Waiting, WaitingSpans, WaitingBytes int64
+	Quality                             foreign.Quality
 }
 
 // Notes returns the data-quality sentences of s.
@@ -86,7 +115,16 @@ func (s Stats) Notes() []string {
 		n = append(n, fmt.Sprintf("%d traces had no invoke_agent span and were not mapped", s.Unmapped))
 	}
 	if s.Evicted > 0 {
-		n = append(n, fmt.Sprintf("%d traces were dropped unmapped: more spans waited than the buffer holds", s.Evicted))
+		n = append(n, fmt.Sprintf("%d traces (%d spans, %d bytes) were dropped unmapped: more waited than the buffer holds", s.Evicted, s.EvictedSpans, s.EvictedBytes))
+	}
+	if s.Expired > 0 {
+		n = append(n, fmt.Sprintf("%d traces without an invoke_agent span were dropped after waiting too long for their next span", s.Expired))
+	}
+	if s.Cut > 0 {
+		n = append(n, fmt.Sprintf("%d sessions were mapped from traces whose earlier spans had been dropped (buffer full or idle too long): they lack those spans' tool calls and plans", s.Cut))
+	}
+	if s.Abandoned > 0 {
+		n = append(n, fmt.Sprintf("%d traces with an invoke_agent span were dropped unmapped at stop: the grace period ended first", s.Abandoned))
 	}
 	if s.AfterMapped > 0 {
 		n = append(n, fmt.Sprintf("%d spans arrived after their trace was mapped (re-sent or late) and were dropped", s.AfterMapped))
@@ -98,7 +136,8 @@ func (s Stats) Notes() []string {
 // events for a sink. It holds each trace's spans until the trace's agent run
 // is complete (see docs/otel.md, "Order and completeness"), then maps the
 // trace as one session. Safe for concurrent use; Send is called under its
-// lock, so events reach the sink in order.
+// lock, so events reach the sink in order. Every operation on the buffer is
+// O(1) per span or trace, whatever waits.
 type Mapper struct {
 	cfg   Config
 	reg   *plandialect.Registry
@@ -106,20 +145,10 @@ type Mapper struct {
 	sink  agent.Sink
 
 	mu      sync.Mutex
-	pending map[string]*traceBuf
-	order   []string // pending trace ids, oldest first
-	held    int      // spans pending
-	done    map[string]bool
-	ring    []string // mapped trace ids, oldest first
+	pending *pending
+	done    *ring // mapped traces
+	cut     *ring // traces dropped unmapped
 	stats   Stats
-}
-
-type traceBuf struct {
-	spans []*span
-	ids   map[string]bool
-	last  time.Time // when its last span arrived
-	agent bool      // has an invoke_agent span
-	root  bool      // has an invoke_agent span without parent
 }
 
 // New returns a Mapper sending to sink, or cfg's problems.
@@ -135,14 +164,17 @@ func New(cfg Config, sink agent.Sink) (*Mapper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mapper{cfg: cfg, reg: reg, files: files, sink: sink, pending: map[string]*traceBuf{}, done: map[string]bool{}}, nil
+	return &Mapper{cfg: cfg, reg: reg, files: files, sink: sink, pending: newPending(),
+		done: newRing(cfg.Remember), cut: newRing(cfg.Remember)}, nil
 }
 
 // Stats returns the totals so far.
 func (m *Mapper) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.stats
+	s := m.stats
+	s.Waiting, s.WaitingSpans, s.WaitingBytes = int64(m.pending.len()), int64(m.pending.spans), m.pending.bytes
+	return s
 }
 
 // Consume takes the spans of td, received at now, and maps every trace
@@ -152,6 +184,7 @@ func (m *Mapper) Stats() Stats {
 func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (rejected int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var ready []*traceBuf
 	for _, rs := range td.ResourceSpans().All() {
 		res := rs.Resource().Attributes()
 		for _, ss := range rs.ScopeSpans().All() {
@@ -162,102 +195,127 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 					rejected++
 					continue
 				}
-				m.add(s, now)
+				if b := m.add(s, now); b != nil && s.op == opInvokeAgent && s.parent == "" {
+					ready = append(ready, b)
+				}
 			}
 		}
 	}
 	m.stats.Rejected += rejected
-	var ready []string
-	for _, id := range m.order {
-		if m.pending[id].root {
-			ready = append(ready, id)
-		}
-	}
 	return rejected, m.mapTraces(ctx, ready)
 }
 
-func (m *Mapper) add(s *span, now time.Time) {
-	if m.done[s.trace] {
+// add buffers s and returns its trace, nil when s was dropped.
+func (m *Mapper) add(s *span, now time.Time) *traceBuf {
+	if m.done.has(s.trace) {
 		m.stats.AfterMapped++
-		return
+		return nil
 	}
-	b := m.pending[s.trace]
-	if b == nil {
-		b = &traceBuf{ids: map[string]bool{}}
-		m.pending[s.trace] = b
-		m.order = append(m.order, s.trace)
+	b := m.pending.get(s.trace)
+	if !m.pending.add(b, s, now) {
+		return b // the same span sent twice before its trace was mapped
 	}
-	b.last = now
-	if b.ids[s.id] {
-		return // the same span sent twice before its trace was mapped
-	}
-	b.ids[s.id] = true
-	b.spans = append(b.spans, s)
-	m.held++
-	if s.op == opInvokeAgent {
-		b.agent = true
-		b.root = b.root || s.parent == ""
-	}
-	for m.held > m.cfg.MaxSpans && len(m.order) > 0 {
-		m.forget(m.order[0])
+	for m.pending.spans > m.cfg.MaxSpans || m.pending.bytes > m.cfg.MaxBytes {
+		old := m.pending.oldest()
 		m.stats.Evicted++
+		m.stats.EvictedSpans += int64(len(old.spans))
+		m.stats.EvictedBytes += old.bytes
+		m.drop(old)
+		if old == b {
+			return nil
+		}
 	}
+	return b
 }
 
-// forget drops a pending trace.
-func (m *Mapper) forget(id string) {
-	m.held -= len(m.pending[id].spans)
-	delete(m.pending, id)
-	m.order = slices.DeleteFunc(m.order, func(x string) bool { return x == id })
+// drop forgets a pending trace unmapped; a session later mapped from its
+// id is counted as cut.
+func (m *Mapper) drop(b *traceBuf) {
+	m.pending.remove(b)
+	m.cut.add(b.id)
 }
 
 // Sweep maps the traces with an invoke_agent span whose last span arrived
-// at least Linger before now.
+// at least Linger before now, and drops those without one idle for MaxIdle.
 func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var ready []string
-	for _, id := range m.order {
-		if b := m.pending[id]; b.agent && now.Sub(b.last) >= m.cfg.Linger {
-			ready = append(ready, id)
+	for e := m.pending.idle.Front(); e != nil; {
+		b := e.Value.(*traceBuf)
+		e = e.Next()
+		if now.Sub(b.last) < m.cfg.MaxIdle {
+			break
 		}
+		if !b.agent { // one with an agent span is mapped below, or after Linger
+			m.stats.Expired++
+			m.drop(b)
+		}
+	}
+	var ready []*traceBuf
+	for e := m.pending.agents.Front(); e != nil; e = e.Next() {
+		b := e.Value.(*traceBuf)
+		if now.Sub(b.last) < m.cfg.Linger {
+			break
+		}
+		ready = append(ready, b)
 	}
 	return m.mapTraces(ctx, ready)
 }
 
 // Flush maps every pending trace with an invoke_agent span and drops the
-// others (Stats.Unmapped): the input is complete.
+// others (Stats.Unmapped): the input is complete. When ctx ends first, the
+// traces not mapped yet are dropped and counted (Stats.Abandoned) and the
+// error says so.
 func (m *Mapper) Flush(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var ready []string
-	for _, id := range slices.Clone(m.order) {
-		if m.pending[id].agent {
-			ready = append(ready, id)
+	var ready []*traceBuf
+	for e := m.pending.idle.Front(); e != nil; {
+		b := e.Value.(*traceBuf)
+		e = e.Next()
+		if b.agent {
+			ready = append(ready, b)
 			continue
 		}
-		m.forget(id)
+		m.drop(b)
 		m.stats.Unmapped++
 	}
-	return m.mapTraces(ctx, ready)
+	err := m.mapTraces(ctx, ready)
+	if err != nil && ctx.Err() != nil {
+		n := 0
+		for e := m.pending.agents.Front(); e != nil; {
+			b := e.Value.(*traceBuf)
+			e = e.Next()
+			m.drop(b)
+			n++
+		}
+		m.stats.Abandoned += int64(n)
+		err = fmt.Errorf("%d traces with an agent span dropped unmapped: %w", n, err)
+	}
+	return err
 }
 
-func (m *Mapper) mapTraces(ctx context.Context, ids []string) error {
-	for _, id := range ids {
-		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, m.pending[id].spans)
+func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf) error {
+	for _, b := range bs {
+		if m.pending.m[b.id] != b {
+			continue // mapped or dropped since
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("map trace %s: %w", b.id, err)
+		}
+		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, b.spans)
 		m.stats.Events += n
 		if err != nil {
-			return fmt.Errorf("map trace %s: %w", id, err)
+			return fmt.Errorf("map trace %s: %w", b.id, err)
 		}
 		m.stats.Quality.Add(q)
 		m.stats.Sessions++
-		m.forget(id)
-		m.done[id] = true
-		m.ring = append(m.ring, id)
-		if len(m.ring) > m.cfg.Remember {
-			delete(m.done, m.ring[0])
-			m.ring = m.ring[1:]
+		if m.cut.has(b.id) {
+			m.stats.Cut++
+			m.cut.remove(b.id)
 		}
+		m.pending.remove(b)
+		m.done.add(b.id)
 	}
 	return nil
 }

@@ -282,3 +282,75 @@ func TestMapConversationRuns(t *testing.T) {
 		t.Errorf("the first run ends at seq %d, the second starts at %d", last, first)
 	}
 }
+
+// TestMapExpiresAndNotesCut: a trace without an agent span idle for MaxIdle
+// is dropped by Sweep; when its run's spans then arrive, the session is
+// mapped and counted as cut.
+func TestMapExpiresAndNotesCut(t *testing.T) {
+	ss := adaptertest.Generate(7, 1, planTools, genStart, false)
+	td := allSpans(oteltest.Exports(1, ss))
+	children, root := ptrace.NewTraces(), ptrace.NewTraces()
+	td.CopyTo(children)
+	td.CopyTo(root)
+	for _, rs := range children.ResourceSpans().All() {
+		for _, sc := range rs.ScopeSpans().All() {
+			sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+		}
+	}
+	for _, rs := range root.ResourceSpans().All() {
+		for _, sc := range rs.ScopeSpans().All() {
+			sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return !sp.ParentSpanID().IsEmpty() })
+		}
+	}
+	cfg := otelad.DefaultConfig()
+	s := &sink{tb: t}
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := m.Consume(ctx, children, genStart); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.MaxIdle-time.Second)); err != nil || m.Stats().Expired != 0 {
+		t.Fatalf("before MaxIdle: %+v (%v), want nothing expired", m.Stats(), err)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.MaxIdle)); err != nil || m.Stats().Expired != 1 || m.Stats().Waiting != 0 {
+		t.Fatalf("after MaxIdle: %+v (%v), want the trace expired", m.Stats(), err)
+	}
+	if _, err := m.Consume(ctx, root, genStart.Add(cfg.MaxIdle)); err != nil {
+		t.Fatal(err)
+	}
+	if st := m.Stats(); st.Sessions != 1 || st.Cut != 1 || len(st.Notes()) == 0 {
+		t.Errorf("stats %+v: want one session, counted as cut, and a note", st)
+	}
+}
+
+// TestMapEvictsBytes: beyond MaxBytes the least recently active trace is
+// dropped, its spans and bytes counted, and what waits stays under it.
+func TestMapEvictsBytes(t *testing.T) {
+	ss := adaptertest.Generate(8, 12, planTools, genStart, false)
+	cfg := otelad.DefaultConfig()
+	cfg.MaxBytes = 8 << 10
+	m, err := otelad.New(cfg, &sink{tb: t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range ss {
+		td := allSpans(oteltest.Exports(1, []adaptertest.GenSession{g}))
+		for _, rs := range td.ResourceSpans().All() {
+			for _, sc := range rs.ScopeSpans().All() {
+				sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+			}
+		}
+		if _, err := m.Consume(context.Background(), td, genStart); err != nil {
+			t.Fatal(err)
+		}
+		if st := m.Stats(); st.WaitingBytes > cfg.MaxBytes {
+			t.Fatalf("%d bytes waiting, over the limit of %d", st.WaitingBytes, cfg.MaxBytes)
+		}
+	}
+	if st := m.Stats(); st.Evicted == 0 || st.EvictedBytes == 0 || st.EvictedSpans+st.WaitingSpans != st.Spans {
+		t.Errorf("stats %+v: want evictions, with every span accounted", st)
+	}
+}

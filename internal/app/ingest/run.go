@@ -91,6 +91,12 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&c.Store.TempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default: <db>.tmp)")
 	fs.DurationVar(&c.Ingest.RetryMax, "retry-max", c.Ingest.RetryMax, "longest wait between commit attempts while the database fails (disk full, out of memory); nothing is acked or dead-lettered meanwhile")
 	fs.StringVar(&c.OTLP, "otlp", "", "receive OpenTelemetry GenAI traces over OTLP/HTTP on this `address` (e.g. :4318), POST /v1/traces (docs/otel.md); off when empty")
+	oc := &c.OTLPReceiver
+	fs.Int64Var(&oc.MaxBody, "otlp-max-body", oc.MaxBody, "OTLP: largest request body in bytes, also after decompression; larger ones are refused with 413")
+	fs.IntVar(&oc.MaxRequests, "otlp-max-requests", oc.MaxRequests, "OTLP: requests served at once; more are refused with 503 and Retry-After: 1 before their body is read")
+	fs.Int64Var(&oc.Mapper.MaxBytes, "otlp-max-buffer-bytes", oc.Mapper.MaxBytes, "OTLP: bytes of spans buffered for traces whose agent run has not ended; beyond, the least recently active trace is dropped unmapped (counted, logged, noted on stop)")
+	fs.IntVar(&oc.Mapper.MaxSpans, "otlp-max-buffer-spans", oc.Mapper.MaxSpans, "OTLP: spans buffered at most, as -otlp-max-buffer-bytes")
+	fs.DurationVar(&oc.Mapper.MaxIdle, "otlp-max-idle", oc.Mapper.MaxIdle, "OTLP: a buffered trace without an invoke_agent span is dropped when no span of it arrived for this long")
 	fs.StringVar(&c.HTTP, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")

@@ -155,3 +155,9 @@ func deref(f *float64) any {
 	}
 	return *f
 }
+
+// DeadLetter is the ingester's Ingester.DeadLetter, from "otlp": what the
+// pipeline gives the OTLP receiver for the events it cannot publish.
+func (p *Pipeline) DeadLetter(ctx context.Context, raw []byte, subject, code, reason string) error {
+	return p.in.DeadLetter(ctx, raw, "otlp", subject, code, reason)
+}

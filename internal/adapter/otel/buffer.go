@@ -1,0 +1,138 @@
+package otel
+
+import (
+	"container/list"
+	"time"
+)
+
+// spanOverhead is what a buffered span costs beyond its strings and
+// arguments: the span struct, its times, the id map's entry, the slice slot.
+const spanOverhead = 512
+
+// size is what s costs while buffered, in bytes (an estimate that errs
+// high: the strings and arguments it holds plus spanOverhead).
+func (s *span) size() int64 {
+	n := len(s.trace) + len(s.id) + len(s.parent) + len(s.op) + len(s.conversation) + len(s.agentName) +
+		len(s.agentVersion) + len(s.model) + len(s.goal) + len(s.tool) + len(s.args) + len(s.errMsg) +
+		len(s.errType) + len(s.service) + len(s.version)
+	return int64(n) + spanOverhead
+}
+
+// traceBuf is one trace not mapped yet.
+type traceBuf struct {
+	id    string
+	spans []*span
+	ids   map[string]bool
+	bytes int64         // the spans' size
+	last  time.Time     // when its last span arrived
+	agent bool          // has an invoke_agent span
+	root  bool          // has an invoke_agent span without parent
+	idle  *list.Element // in pending.idle
+	aged  *list.Element // in pending.agents; nil without an agent span
+}
+
+// pending is the traces waiting to be mapped, byte- and span-accounted,
+// each in O(1): idle orders all of them by their last span's arrival (the
+// front is the least recently active, evicted first), agents orders those
+// with an invoke_agent span the same way (the front lingered longest).
+type pending struct {
+	m      map[string]*traceBuf
+	idle   list.List
+	agents list.List
+	spans  int
+	bytes  int64
+}
+
+func newPending() *pending { return &pending{m: map[string]*traceBuf{}} }
+
+func (p *pending) len() int { return len(p.m) }
+
+// get returns the trace of id, created if new.
+func (p *pending) get(id string) *traceBuf {
+	b := p.m[id]
+	if b == nil {
+		b = &traceBuf{id: id, ids: map[string]bool{}}
+		b.idle = p.idle.PushBack(b)
+		p.m[id] = b
+	}
+	return b
+}
+
+// add appends s to b, arrived at now; false when b holds s already.
+func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
+	b.last = now
+	p.idle.MoveToBack(b.idle)
+	if b.aged != nil {
+		p.agents.MoveToBack(b.aged)
+	}
+	if b.ids[s.id] {
+		return false
+	}
+	b.ids[s.id] = true
+	b.spans = append(b.spans, s)
+	n := s.size()
+	b.bytes += n
+	p.bytes += n
+	p.spans++
+	if s.op == opInvokeAgent {
+		b.agent = true
+		b.root = b.root || s.parent == ""
+		if b.aged == nil {
+			b.aged = p.agents.PushBack(b)
+		}
+	}
+	return true
+}
+
+// remove drops b.
+func (p *pending) remove(b *traceBuf) {
+	p.idle.Remove(b.idle)
+	if b.aged != nil {
+		p.agents.Remove(b.aged)
+	}
+	delete(p.m, b.id)
+	p.spans -= len(b.spans)
+	p.bytes -= b.bytes
+}
+
+// oldest is the least recently active trace, nil when none waits.
+func (p *pending) oldest() *traceBuf {
+	if e := p.idle.Front(); e != nil {
+		return e.Value.(*traceBuf)
+	}
+	return nil
+}
+
+// lingering is the trace with an agent span that has been idle longest,
+// nil when there is none.
+func (p *pending) lingering() *traceBuf {
+	if e := p.agents.Front(); e != nil {
+		return e.Value.(*traceBuf)
+	}
+	return nil
+}
+
+// ring remembers the last n trace ids added, forgetting the oldest.
+type ring struct {
+	n   int
+	set map[string]bool
+	ids []string
+}
+
+func newRing(n int) *ring { return &ring{n: n, set: map[string]bool{}} }
+
+func (r *ring) has(id string) bool { return r.set[id] }
+
+func (r *ring) add(id string) {
+	if r.set[id] {
+		return
+	}
+	r.set[id] = true
+	r.ids = append(r.ids, id)
+	if len(r.ids) > r.n {
+		delete(r.set, r.ids[0])
+		r.ids = r.ids[1:]
+	}
+}
+
+func (r *ring) remove(id string) { delete(r.set, id) } // its slot ages out
