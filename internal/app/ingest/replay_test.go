@@ -3,8 +3,8 @@ package ingest
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
