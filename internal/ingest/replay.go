@@ -71,8 +71,18 @@ func (in *Ingester) ReplayDeadLetters(ctx context.Context, dryRun bool, report f
 		b := store.Batch{Origin: store.FromReplay, Items: make([]store.Item, len(dls))}
 		for i, d := range dls {
 			it := d.Item()
-			c := classify(d.Raw, d.Subject, in.cfg)
-			it.Event, it.Dead = c.Event, c.Dead
+			if d.Truncated() {
+				// Its event is not all there: it stays dead, saying why.
+				it.Dead = &store.Dead{Code: store.ReasonTruncated, Reason: fmt.Sprintf(
+					"cannot be replayed: only the first %d of its %d bytes were kept (sha256 %s); it was dead-lettered as %s: %s",
+					len(d.Raw), d.Size, d.SHA256, d.Code, d.Reason)}
+				if d.Code == store.ReasonTruncated {
+					it.Dead.Reason = d.Reason // replayed before: the reason says it all
+				}
+			} else {
+				c := classify(d.Raw, d.Subject, in.cfg)
+				it.Event, it.Dead = c.Event, c.Dead
+			}
 			b.Items[i] = it
 		}
 		outcomes, err := in.replayBatch(ctx, b, dryRun)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
 )
@@ -41,7 +42,48 @@ var (
 	parseTreeSQL string
 	//go:embed sql/limit.sql
 	limitSQL string
+	//go:embed sql/table_functions.sql
+	tableFunctionsSQL string
 )
+
+// tableFunctions are the names of DuckDB's table functions, read once
+// (they are the binary's, the same for every database).
+var tableFunctions struct {
+	once  sync.Once
+	names map[string]bool
+	err   error
+}
+
+func tableFunctionNames(ctx context.Context, conn *duckdb.Conn) (map[string]bool, error) {
+	tableFunctions.once.Do(func() {
+		rows, err := conn.QueryContext(ctx, tableFunctionsSQL, nil)
+		if err != nil {
+			tableFunctions.err = err
+			return
+		}
+		defer rows.Close()
+		names := map[string]bool{}
+		vals := make([]driver.Value, 1)
+		for {
+			err := rows.Next(vals)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				tableFunctions.err = err
+				return
+			}
+			if s, ok := vals[0].(string); ok {
+				names[s] = true
+			}
+		}
+		tableFunctions.names = names
+	})
+	if tableFunctions.err != nil {
+		return nil, newError(500, fmt.Sprintf("read the names of the table functions: %v", tableFunctions.err))
+	}
+	return tableFunctions.names, nil
+}
 
 // Lockdown turns off external access and locks the configuration of the
 // database behind db (sql/lockdown.sql): from then on no connection of it —
@@ -81,22 +123,27 @@ func lockedDown(ctx context.Context, db *sql.DB) (bool, error) {
 var allowedTableFunctions = map[string]bool{
 	"range": true, "generate_series": true, "unnest": true, "repeat": true, "repeat_row": true,
 	"json_each": true, "json_tree": true,
-	"duckdb_columns": true, "duckdb_constraints": true, "duckdb_databases": true,
-	"duckdb_dependencies": true, "duckdb_extensions": true, "duckdb_functions": true,
+	"duckdb_columns": true, "duckdb_constraints": true,
+	"duckdb_dependencies": true, "duckdb_functions": true,
 	"duckdb_indexes": true, "duckdb_keywords": true, "duckdb_schemas": true,
-	"duckdb_sequences": true, "duckdb_settings": true, "duckdb_tables": true,
+	"duckdb_sequences": true, "duckdb_tables": true,
 	"duckdb_types": true, "duckdb_views": true, "duckdb_memory": true,
-	"duckdb_temporary_files": true, "duckdb_optimizers": true,
+	"duckdb_optimizers": true,
 	"pragma_table_info": true, "pragma_storage_info": true, "pragma_database_size": true,
 	"pragma_version": true, "pragma_show": true, "pragma_collations": true,
 	"pragma_platform": true, "pragma_metadata_info": true, "pragma_user_agent": true,
 	"pg_timezone_names": true, "icu_calendar_names": true,
 }
 
-// refusedFunctions are the scalar functions that change state: sequences,
-// the random seed, the log.
+// refusedFunctions are the scalar functions that change state (sequences,
+// the random seed, the log) or show the ingester's settings, among them
+// the paths of its database, WAL and temp directory. The table functions
+// that show them (duckdb_settings, duckdb_databases, pragma_database_list,
+// duckdb_extensions, duckdb_temporary_files) are left out of
+// allowedTableFunctions for the same reason.
 var refusedFunctions = map[string]bool{
 	"nextval": true, "currval": true, "setseed": true, "write_log": true,
+	"current_setting": true,
 }
 
 // statementNames name the statement types in refusals.
@@ -163,6 +210,10 @@ func prepare(conn *duckdb.Conn, q string) (*duckdb.Stmt, error) {
 	return ds, nil
 }
 
+// notSelect begins the tree check's refusal of a statement that is not a
+// SELECT, which preparing it names the type of.
+const notSelect = "only plain SELECT statements are answered"
+
 // checkFunctions reads DuckDB's parse tree of q and refuses table functions
 // outside the allow-list and functions that change state.
 func checkFunctions(ctx context.Context, conn *duckdb.Conn, q string) error {
@@ -185,7 +236,7 @@ func checkFunctions(ctx context.Context, conn *duckdb.Conn, q string) error {
 	if failed, _ := tree["error"].(bool); failed {
 		msg, _ := tree["error_message"].(string)
 		if strings.Contains(msg, "Only SELECT") {
-			return refused("only plain SELECT statements are answered (%s)", msg)
+			return refused("%s (%s)", notSelect, msg)
 		}
 		// A syntax error: preparing the query reports it. Should the query
 		// prepare after all, it stays refused.
@@ -198,8 +249,25 @@ func checkFunctions(ctx context.Context, conn *duckdb.Conn, q string) error {
 	if len(stmts) != 1 {
 		return refused("a query is exactly one SELECT statement; this text holds %d", len(stmts))
 	}
-	tables, scalars := map[string]bool{}, map[string]bool{}
-	walkFunctions(tree, tables, scalars, 0)
+	tables, scalars, files, names := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	walkFunctions(tree, tables, scalars, files, names, 0)
+	if len(names) > 0 {
+		known, err := tableFunctionNames(ctx, conn)
+		if err != nil {
+			return err
+		}
+		for n := range names {
+			if known[n] {
+				tables[n] = true // called as FROM name
+			}
+		}
+	}
+	if len(files) > 0 {
+		return refused("the query reads %s as a file: a query reads only the database's tables and views", quoteSorted(files))
+	}
+	if err := checkSizes(tree); err != nil {
+		return err
+	}
 	var bad []string
 	for name := range tables {
 		if !allowedTableFunctions[name] {
@@ -219,13 +287,21 @@ func checkFunctions(ctx context.Context, conn *duckdb.Conn, q string) error {
 }
 
 // walkFunctions collects the names of the table functions and of all
-// function calls in a parse tree.
-func walkFunctions(v any, tables, scalars map[string]bool, depth int) {
+// function calls in a parse tree, the table names DuckDB would read as
+// files (fileLike), and the other table names.
+func walkFunctions(v any, tables, scalars, files, names map[string]bool, depth int) {
 	if depth > 10000 {
 		return
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		if x["type"] == "BASE_TABLE" {
+			if name, ok := x["table_name"].(string); ok && fileLike(name) {
+				files[name] = true
+			} else if ok {
+				names[strings.ToLower(name)] = true
+			}
+		}
 		if x["type"] == "TABLE_FUNCTION" {
 			if fn, ok := x["function"].(map[string]any); ok {
 				if name, ok := fn["function_name"].(string); ok {
@@ -239,13 +315,30 @@ func walkFunctions(v any, tables, scalars map[string]bool, depth int) {
 			}
 		}
 		for _, e := range x {
-			walkFunctions(e, tables, scalars, depth+1)
+			walkFunctions(e, tables, scalars, files, names, depth+1)
 		}
 	case []any:
 		for _, e := range x {
-			walkFunctions(e, tables, scalars, depth+1)
+			walkFunctions(e, tables, scalars, files, names, depth+1)
 		}
 	}
+}
+
+// fileLike reports whether a table name is one DuckDB's replacement scans
+// may read as a file or glob (FROM 'dir/x.csv', FROM '*.parquet'): the
+// database guard stops files outside the database, but not those in its
+// temp directory. No table or view of the database has such a name.
+func fileLike(name string) bool {
+	return strings.ContainsAny(name, "/\\.*?~:[{")
+}
+
+func quoteSorted(set map[string]bool) string {
+	var names []string
+	for n := range set {
+		names = append(names, strconv.Quote(n))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // limited wraps q in sql/limit.sql.

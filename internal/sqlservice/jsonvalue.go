@@ -156,6 +156,10 @@ type jsonAnswer struct {
 type jsonSink struct {
 	ans   jsonAnswer
 	types []*Type
+	// limit is the most bytes the answer may take (the NATS max payload):
+	// the sink stops a query whose values alone pass it, rather than hold
+	// a result that could never be sent. 0: no limit (Local).
+	limit, size int64
 }
 
 func (s *jsonSink) columns(names []string, types []*Type) error {
@@ -172,6 +176,11 @@ func (s *jsonSink) row(vals []driver.Value) error {
 	row := make([]any, len(vals))
 	for i, v := range vals {
 		row[i] = JSONValue(s.types[i], v)
+		s.size += valueSize(v)
+	}
+	if s.limit > 0 && s.size > s.limit {
+		return newError(413, fmt.Sprintf("the JSON answer is larger than a NATS message (max payload %d) after %d rows: ask for format %q, or fewer rows with max_rows",
+			s.limit, len(s.ans.Rows), FormatArrow))
 	}
 	s.ans.Rows = append(s.ans.Rows, row)
 	return nil
@@ -187,4 +196,27 @@ func (s *jsonSink) encode(truncated bool) ([]byte, error) {
 		return nil, newError(500, fmt.Sprintf("encode JSON answer: %v", err))
 	}
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// valueSize is about the least bytes a value takes in a JSON answer.
+func valueSize(v driver.Value) int64 {
+	switch x := v.(type) {
+	case string:
+		return int64(len(x)) + 3
+	case []byte:
+		return int64(len(x)) + 3
+	case []any:
+		n := int64(2)
+		for _, e := range x {
+			n += valueSize(e) + 1
+		}
+		return n
+	case map[string]any:
+		n := int64(2)
+		for k, e := range x {
+			n += int64(len(k)) + 4 + valueSize(e)
+		}
+		return n
+	}
+	return 2
 }

@@ -326,7 +326,7 @@ func (s *Service) serve(ctx context.Context, reply string, q Query, format strin
 }
 
 func (s *Service) serveJSON(ctx context.Context, reply string, q Query, timeout time.Duration, start time.Time) {
-	var sk jsonSink
+	sk := jsonSink{limit: s.nc.MaxPayload() - HeaderRoom}
 	out, err := run(ctx, s.db, q, &sk)
 	var body []byte
 	if err == nil {

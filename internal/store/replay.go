@@ -12,7 +12,7 @@ import (
 // deadLetterColumns are the columns of dead_letters, in the order of
 // appendDead.
 var deadLetterColumns = []string{"received_at", "origin", "stream", "stream_seq", "subject", "file", "line",
-	"reason_code", "reason", "source", "id", "type", "raw", "dead_id"}
+	"reason_code", "reason", "source", "id", "type", "raw", "dead_id", "raw_size", "raw_sha256"}
 
 // lastDeadID returns the largest dead_id stored, 0 if none. The writer
 // numbers new dead letters after it (it is the only writer: see Open).
@@ -43,8 +43,13 @@ type DeadLetter struct {
 	Line       int64
 	Code       string
 	Reason     string
-	Raw        []byte
+	Raw        []byte // at most MaxDeadLetterRaw bytes: see Truncated
+	Size       int64  // bytes of the message as received
+	SHA256     string // hex SHA-256 of the message as received
 }
+
+// Truncated reports whether Raw holds only the first bytes of the message.
+func (d DeadLetter) Truncated() bool { return int64(len(d.Raw)) < d.Size }
 
 // Item returns the item that runs d again once ev or dead is set: it keeps
 // d's provenance (subject, stream sequence, file and line) and names d.
@@ -68,7 +73,7 @@ func (s *Store) DeadLetters(ctx context.Context, after int64, limit int) ([]Dead
 		var stream, subject, file sql.NullString
 		var seq sql.Null[uint64]
 		var line sql.NullInt64
-		if err := rows.Scan(&d.ID, &d.ReceivedAt, &origin, &stream, &seq, &subject, &file, &line, &d.Code, &d.Reason, &d.Raw); err != nil {
+		if err := rows.Scan(&d.ID, &d.ReceivedAt, &origin, &stream, &seq, &subject, &file, &line, &d.Code, &d.Reason, &d.Raw, &d.Size, &d.SHA256); err != nil {
 			return nil, fmt.Errorf("read dead letters after %d: %w", after, err)
 		}
 		d.Origin, d.Stream, d.StreamSeq, d.Subject, d.File, d.Line = Origin(origin), stream.String, seq.V, subject.String, file.String, line.Int64

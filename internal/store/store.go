@@ -59,6 +59,9 @@ type Store struct {
 	// lastDead is the largest dead_letters.dead_id committed: Write
 	// numbers new dead letters after it.
 	lastDead int64
+	// lastPrune is when dead letters past Options.DeadLetterRetention were
+	// last deleted.
+	lastPrune time.Time
 }
 
 // Options tune a Store.
@@ -100,6 +103,11 @@ type Options struct {
 	// (temp_directory). Empty keeps DuckDB's default, <db file>.tmp beside
 	// the database.
 	TempDir string
+	// DeadLetterRetention is how long dead letters are kept: the store
+	// deletes those received longer ago (with their replay records) on
+	// open and then at most every PruneEvery, in the transaction of a
+	// batch. 0 keeps them forever.
+	DeadLetterRetention time.Duration
 	// Reopened, when set, is called with the new database after the store
 	// had to open its file again (DuckDB invalidated the old instance after
 	// a fatal error): whoever serves reads from DB() moves to the new one.
@@ -191,6 +199,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	s.steps = opts.StepTimer
 	s.progressFn = opts.Progress
 	if err := s.useTaxonomy(ctx); err != nil {
+		return err
+	}
+	if err := s.pruneOnOpen(ctx); err != nil {
 		return err
 	}
 	if s.lastDead, err = lastDeadID(ctx, db); err != nil {

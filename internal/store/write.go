@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -271,6 +273,10 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 		}
 		t = s.step("save position", t)
 	}
+	pruned, err := s.pruneDue(ctx, now)
+	if err != nil {
+		return err
+	}
 	if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/record_batch.sql"),
 		now, string(b.Origin), nullString(b.Stream), nullSeq(first), nullSeq(last),
 		len(b.Items), res.Accepted, res.Duplicates, res.DeadLetters); err != nil {
@@ -282,6 +288,9 @@ func (s *Store) commit(ctx context.Context, b Batch, items []Item, hashes []uint
 	}
 	s.step("commit", t)
 	s.lastDead = dead
+	if pruned {
+		s.lastPrune = now
+	}
 	return nil
 }
 
@@ -324,8 +333,12 @@ func (s *Store) appendDead(b Batch, it Item, id int64, now time.Time) error {
 	if raw == nil {
 		raw = []byte{}
 	}
+	sum := sha256.Sum256(raw)
+	size := len(raw)
+	raw = raw[:min(size, MaxDeadLetterRaw)]
 	err := s.app.dead.AppendRow(now, string(b.Origin), stream, nullSeq(it.StreamSeq), nullString(it.Subject),
-		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw, id)
+		nullString(it.File), line, d.Code, d.Reason, nullString(d.Source), nullString(d.ID), nullString(d.Type), raw, id,
+		int64(size), hex.EncodeToString(sum[:]))
 	if err != nil {
 		return fmt.Errorf("append dead letter (%s): %w", d.Code, err)
 	}

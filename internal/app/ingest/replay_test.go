@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // A plan dead-lettered by -max-plan-tasks is stored by a replay with a
@@ -104,5 +107,54 @@ func TestReplayFlagsConflict(t *testing.T) {
 		if err := run(t.Context(), args, nil, &out, &errOut); !errors.Is(err, cli.ErrUsage) {
 			t.Errorf("ingest %s = %v, want a usage error", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// A 900 KB line is dead-lettered with its first store.MaxDeadLetterRaw
+// bytes, its size and SHA-256; a replay refuses it with that reason, and
+// -dead-letter-retention deletes it on the next start once it is old.
+func TestOversizeDeadLetterBounded(t *testing.T) {
+	dir := t.TempDir()
+	file, db := filepath.Join(dir, "big.jsonl"), filepath.Join(dir, "r.duckdb")
+	line := []byte(`{"pad":"` + strings.Repeat("x", 900_000) + `"}`)
+	if err := os.WriteFile(file, append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ingest := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), append(args, "-db", db), nil, &out, &errOut); err != nil {
+			t.Fatalf("ingest %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+		}
+		return out.String()
+	}
+	ingest("-file", file, "-allow-dead-letters")
+	query := func(q string, dest ...any) {
+		t.Helper()
+		c, err := sql.Open("duckdb", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.QueryRow(q).Scan(dest...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var raw, size int64
+	var sum string
+	query(`SELECT octet_length(raw), raw_size, raw_sha256 FROM dead_letters`, &raw, &size, &sum)
+	whole := sha256.Sum256(line)
+	if raw != store.MaxDeadLetterRaw || size != int64(len(line)) || sum != hex.EncodeToString(whole[:]) {
+		t.Fatalf("dead letter raw %d bytes, raw_size %d, raw_sha256 %s; want %d, %d, %x", raw, size, sum, store.MaxDeadLetterRaw, len(line), whole)
+	}
+	out := ingest("-replay-dead-letters")
+	if want := "still dead (truncated): cannot be replayed: only the first 65536 of its 900010 bytes were kept"; !strings.Contains(out, want) {
+		t.Fatalf("replay printed\n%s\nwant it to contain %q", out, want)
+	}
+	ingest("-replay-dead-letters", "-dead-letter-retention", "1ns")
+	var n int
+	query(`SELECT (SELECT count(*) FROM dead_letters) + (SELECT count(*) FROM dead_letter_replays)`, &n)
+	if n != 0 {
+		t.Fatalf("%d dead letters and replays left past their retention, want none", n)
 	}
 }

@@ -89,6 +89,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&c.Store.MemoryLimit, "memory-limit", "", fmt.Sprintf("DuckDB memory limit shared by ingestion, facts and the query service, e.g. 2GB (default %dMiB, or a quarter of RAM or of the cgroup limit if less); beyond it DuckDB spills to -temp-dir, a query that cannot spill fails, ingestion waits and retries. With the Go heap's soft limit (%dMiB, or $GOMEMLIMIT) the ingester's memory budget, 1.15-1.65GiB of RSS in all (docs/operations.md)",
 		store.MaxDefaultMemoryLimit>>20, store.GoMemoryLimit>>20))
 	fs.StringVar(&c.Store.TempDir, "temp-dir", "", "`dir` where DuckDB spills what does not fit under -memory-limit (default: <db>.tmp)")
+	fs.DurationVar(&c.Store.DeadLetterRetention, "dead-letter-retention", 0, fmt.Sprintf("delete dead letters received longer ago than this, on start and then hourly (0 keeps them forever); each keeps at most its first %d KiB, with the size and SHA-256 of the whole (docs/operations.md, \"Limits\")", store.MaxDeadLetterRaw>>10))
 	fs.DurationVar(&c.Ingest.RetryMax, "retry-max", c.Ingest.RetryMax, "longest wait between commit attempts while the database fails (disk full, out of memory); nothing is acked or dead-lettered meanwhile")
 	fs.StringVar(&c.OTLP, "otlp", "", "receive OpenTelemetry GenAI traces over OTLP/HTTP on this `address` (e.g. :4318), POST /v1/traces (docs/otel.md); off when empty")
 	oc := &c.OTLPReceiver
