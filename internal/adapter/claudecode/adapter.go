@@ -68,7 +68,8 @@ func (a *Adapter) Files(root string) ([]string, error) {
 }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(),
+		MaxRecord: env.MaxRecord, MaxOpen: env.MaxOpen}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		// Both built now, so that a configuration error shows before any input.
 		h, err := NewTranslator(cfg, sink, env.Now)

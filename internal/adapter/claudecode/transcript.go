@@ -32,7 +32,6 @@ package claudecode
 // longer read gives.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -45,12 +44,9 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/adapter/hooks"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 )
-
-// maxLine is the longest transcript line read: an api-request-blob line
-// carries a whole request, system prompt and tools included.
-const maxLine = 64 << 20
 
 // Usage is the tokens of model messages, as their message.usage counts
 // them (once per message.id).
@@ -172,23 +168,35 @@ func (t *Transcript) Stats() TranscriptCounts {
 func (t *Transcript) Usage(key string) Usage { return t.usage[key] }
 
 // Read translates the transcript r, a file of its own, until it ends or
-// ctx is done. A malformed line goes to onErr and is skipped.
+// ctx is done. A malformed line, or one longer than Config.MaxRecord, goes
+// to onErr and is skipped.
 func (t *Transcript) Read(ctx context.Context, r io.Reader, onErr func(*LineError)) error {
 	t.n.Files++
 	t.line = 0
 	t.sideMsg = map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for sc.Scan() {
+	lr := records.NewLines(r, t.b.Cfg.MaxRecord)
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+		line, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, records.ErrTooLong):
 			t.line++
-			continue
+			t.n.Records++
+			t.n.Malformed++
+			err = &LineError{Line: t.line, Err: fmt.Errorf("longer than %d bytes: %w", lr.Max(), err)}
+		case err != nil:
+			return fmt.Errorf("read transcript line %d: %w", lr.N()+1, err)
+		default:
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				t.line++
+				continue
+			}
+			err = t.Line(ctx, line)
 		}
-		err := t.Line(ctx, line)
 		if le := (*LineError)(nil); errors.As(err, &le) {
 			onErr(le)
 			continue
@@ -197,10 +205,6 @@ func (t *Transcript) Read(ctx context.Context, r io.Reader, onErr func(*LineErro
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read transcript line %d: %w", t.line+1, err)
-	}
-	return nil
 }
 
 // Close ends nothing: a request without its final answer stays open

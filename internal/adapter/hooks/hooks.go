@@ -18,6 +18,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -31,6 +32,10 @@ type Config struct {
 	// Files: the plan files and file tools whose calls are plan
 	// operations; the zero value reads none.
 	Files plandialect.FilesConfig
+	// MaxRecord bounds a record's bytes (records.DefaultMax when not
+	// positive); MaxOpen the sessions open at once (DefaultMaxOpen when
+	// not positive): see Base.Session.
+	MaxRecord, MaxOpen int
 }
 
 // Counts are a hook translator's totals.
@@ -122,9 +127,11 @@ func (b *Base[X]) Stats() Counts {
 }
 
 // Read hands the JSON objects of r, one after the other (lines or not), to
-// record until r ends or ctx is done. A *RecordError from record goes to
-// onErr, numbered, and is skipped; a record that is not JSON at all ends
-// the input.
+// record until r ends or ctx is done (records.ReadValues: a JSON array is
+// its elements, each at most Cfg.MaxRecord bytes). A *RecordError from
+// record goes to onErr, numbered, and is skipped; so does a stretch of
+// input that is not JSON, or too long, counted as one malformed record, and
+// reading goes on at the next line that parses.
 //
 // Records without a time take r's modification time when r is a regular
 // file (so that the same file always gives the same events), else Now.
@@ -135,7 +142,22 @@ func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Con
 			b.stamp = fi.ModTime().UTC()
 		}
 	}
-	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
+	n := 0
+	return records.ReadValues(ctx, r, b.Cfg.MaxRecord, func(ctx context.Context, line int, raw []byte) error {
+		n++
+		err := record(ctx, raw)
+		if re := (*RecordError)(nil); errors.As(err, &re) {
+			re.Record, re.Line = n, line
+			onErr(re)
+			return nil
+		}
+		return err
+	}, func(bad *records.Bad) {
+		n++
+		b.N.Records++
+		b.N.Malformed++
+		onErr(&RecordError{Record: n, Line: bad.Line, Err: bad.Err})
+	})
 }
 
 // Record translates one record of b: parse reads the hook input (the
