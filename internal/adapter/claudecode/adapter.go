@@ -173,6 +173,9 @@ func (c TranscriptCounts) notes() []string {
 	if c.Open > 0 {
 		n = append(n, fmt.Sprintf("%d requests had no final answer in the transcript (still being written, or Claude Code stopped mid-turn) and were left open: not ended, their calls emitted", c.Open))
 	}
+	if c.Evicted > 0 {
+		n = append(n, fmt.Sprintf("%d requests were still open when -max-open newer ones had begun and were dropped as abandoned: their events so far were sent, but no agent.session.ended was made up for them (their outcome is unknown, as for a request left open), and later lines of them were ignored", c.Evicted))
+	}
 	if c.Unanswered > 0 {
 		n = append(n, fmt.Sprintf("%d tool calls had no result in the transcript when their request ended and were not emitted", c.Unanswered))
 	}

@@ -8,6 +8,7 @@
 package hooks
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,11 +41,14 @@ type Config struct {
 
 // Counts are a hook translator's totals.
 type Counts struct {
-	Records   int64
-	Events    int64
-	Sessions  int64 // sessions started
-	Ended     int64 // sessions ended
-	Open      int64 // sessions left open at the end of input
+	Records  int64
+	Events   int64
+	Sessions int64 // sessions started
+	Ended    int64 // sessions ended
+	Open     int64 // sessions left open at the end of input
+	// Evicted: sessions dropped as abandoned, open when Config.MaxOpen
+	// newer ones had started: not ended, no outcome made up for them.
+	Evicted   int64
 	Ignored   int64
 	Malformed int64
 	// FileTimed and ClockTimed count the records without a time: stamped
@@ -64,6 +68,9 @@ func (c Counts) Notes() []string {
 	if c.ClockTimed > 0 {
 		n = append(n, fmt.Sprintf("%d hook records carry no time and, read from a stream, were stamped with the clock: bridging them again gives other times, which the store refuses as conflicting duplicates; bridge the file with -in FILE, or record the time with the hook command of the agent's docs", c.ClockTimed))
 	}
+	if c.Evicted > 0 {
+		n = append(n, fmt.Sprintf("%d sessions were still open when -max-open newer ones had begun and were dropped as abandoned: their events so far were sent, but no agent.session.ended was made up for them (their outcome is unknown, as for a session left open), and later records of them were ignored", c.Evicted))
+	}
 	return append(n, c.Quality.Notes()...)
 }
 
@@ -82,19 +89,29 @@ type Session[X any] struct {
 	Stopped bool  // a turn ended (Stop), and no prompt since where the agent says so
 	StopAt  time.Time
 	Own     X
+	elem    *list.Element // in Base.order
 }
 
 // Base is what every hook translator has: the configuration, the sink, the
 // sessions and the totals. Not safe for concurrent use.
 type Base[X any] struct {
-	Cfg      Config
-	sink     agent.Sink
-	Now      func() time.Time
-	reg      *plandialect.Registry
-	files    *foreign.Files
+	Cfg   Config
+	sink  agent.Sink
+	Now   func() time.Time
+	reg   *plandialect.Registry
+	files *foreign.Files
+	// Sessions are the open sessions, by id: at most Cfg.MaxOpen (Session
+	// drops the one first seen for a new one past it), first seen first in
+	// order.
 	Sessions map[string]*Session[X]
-	Order    []string // session ids, first seen first
-	N        Counts
+	order    *list.List
+	// Done remembers the ids of the sessions ended (Forget) or dropped, a
+	// bounded number of them, so that a late record of one is ignored.
+	Done *Done
+	// OnEvict, when not nil, is called with each session dropped as
+	// abandoned, for the adapter's own state of it.
+	OnEvict func(*Session[X])
+	N       Counts
 	// stamp is the time of the records without one in the input being
 	// read: its file's modification time; zero for a stream (Now).
 	stamp time.Time
@@ -111,7 +128,8 @@ func NewBase[X any](cfg Config, sink agent.Sink, now func() time.Time) (*Base[X]
 	if err != nil {
 		return nil, err
 	}
-	b := &Base[X]{Cfg: cfg, Now: now, reg: reg, files: files, Sessions: map[string]*Session[X]{}}
+	b := &Base[X]{Cfg: cfg, Now: now, reg: reg, files: files, Sessions: map[string]*Session[X]{}, order: list.New(),
+		Done: NewDone(doneFactor * cfg.maxOpen())}
 	b.sink = foreign.CountingSink{Next: sink, N: &b.N.Events}
 	return b, nil
 }
@@ -212,16 +230,58 @@ func Unwrap(raw []byte) ([]byte, time.Time, error) {
 }
 
 // Session returns the session id, started at at when it is new (its first
-// hook); dir resolves its plan files' relative paths.
+// hook); dir resolves its plan files' relative paths. A new session past
+// Cfg.MaxOpen drops the open one first seen as abandoned (O(1)): its
+// quality counted, no end emitted, its id Done.
 func (b *Base[X]) Session(id, dir string, at time.Time) *Session[X] {
 	s := b.Sessions[id]
 	if s == nil {
+		if len(b.Sessions) >= b.Cfg.maxOpen() {
+			b.evict(b.order.Front().Value.(*Session[X]))
+		}
 		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model}
+		s.elem = b.order.PushBack(s)
 		b.Sessions[id] = s
-		b.Order = append(b.Order, id)
 		b.N.Sessions++
 	}
 	return s
+}
+
+func (b *Base[X]) evict(s *Session[X]) {
+	if b.OnEvict != nil {
+		b.OnEvict(s)
+	}
+	b.N.Evicted++
+	b.N.Quality.Add(s.Quality())
+	b.Forget(s)
+}
+
+// Forget removes s from the open sessions (it ended) and remembers its id
+// as Done.
+func (b *Base[X]) Forget(s *Session[X]) {
+	delete(b.Sessions, s.ID())
+	b.order.Remove(s.elem)
+	b.Done.Add(s.ID())
+}
+
+// MaxOpen is the bound of open sessions (Config.MaxOpen, or its default).
+func (b *Base[X]) MaxOpen() int { return b.Cfg.maxOpen() }
+
+// Oldest returns the open session first seen, nil when none is open.
+func (b *Base[X]) Oldest() *Session[X] {
+	if e := b.order.Front(); e != nil {
+		return e.Value.(*Session[X])
+	}
+	return nil
+}
+
+// InOrder returns the open sessions, first seen first.
+func (b *Base[X]) InOrder() []*Session[X] {
+	out := make([]*Session[X], 0, b.order.Len())
+	for e := b.order.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*Session[X]))
+	}
+	return out
 }
 
 // Pending reports whether s's agent.session.started is still due.
