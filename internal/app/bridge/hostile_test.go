@@ -162,3 +162,22 @@ func TestBridgeUnterminatedRecordBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeRefusesRandomBytes: random bytes make no event and are
+// refused (adapter.Unusable), whatever the adapter.
+func TestBridgeRefusesRandomBytes(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 16<<20)
+	for i := range b {
+		b[i] = byte(rnd.UintN(256))
+	}
+	for _, agent := range []string{"otel", "skilllite", "claude-code", "cursor", "codex"} {
+		t.Run(agent, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(t.Context(), []string{"-agent", agent, "-out", "-"}, bytes.NewReader(b), &out, &errOut)
+			if err == nil || out.Len() != 0 {
+				t.Errorf("run = %v with %d bytes out, want an error and nothing\n%s", err, out.Len(), tail(errOut.String()))
+			}
+		})
+	}
+}
