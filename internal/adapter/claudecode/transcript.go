@@ -150,7 +150,7 @@ func NewTranscript(cfg Config, sink agent.Sink) (*Transcript, error) {
 	}
 	t := &Transcript{b: b, current: map[string]string{}, prompts: map[string]int{},
 		usage: map[string]Usage{}, finals: map[string]string{}, n: TranscriptCounts{Skipped: map[string]int64{}}}
-	b.OnEvict = func(s *tsession) { t.forgetSession(s.Own.sid, s.ID()) }
+	b.OnEvict = func(s *tsession) { t.forgetSession(s.Own.sid, s.Key()) }
 	b.Done.OnForget = func(key string) {
 		delete(t.usage, key)
 		delete(t.finals, key)

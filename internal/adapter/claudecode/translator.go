@@ -117,7 +117,7 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 	t := &Translator{Base: b, current: map[string]string{}, prompts: map[string]int{}, models: map[string]string{}}
 	b.OnEvict = func(s *session) {
 		// A Claude Code session of none but abandoned requests keeps nothing.
-		if sid := s.Own.sid; t.current[sid] == s.ID() {
+		if sid := s.Own.sid; t.current[sid] == s.Key() {
 			delete(t.current, sid)
 			delete(t.prompts, sid)
 			delete(t.models, sid)
@@ -307,7 +307,7 @@ func (t *Translator) Close(ctx context.Context) error {
 			errs = append(errs, s.Flush(ctx))
 			continue
 		}
-		errs = append(errs, t.endKey(ctx, s.ID(), s.StopAt))
+		errs = append(errs, t.endKey(ctx, s.Key(), s.StopAt))
 	}
 	return errors.Join(errs...)
 }

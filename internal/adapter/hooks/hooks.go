@@ -90,7 +90,11 @@ type Session[X any] struct {
 	StopAt  time.Time
 	Own     X
 	elem    *list.Element // in Base.order
+	key     string        // its id in Base.Sessions (its Session's ID may differ: hashed, split)
 }
+
+// Key is the id s was opened with (Base.Session).
+func (s *Session[X]) Key() string { return s.key }
 
 // Base is what every hook translator has: the configuration, the sink, the
 // sessions and the totals. Not safe for concurrent use.
@@ -239,7 +243,7 @@ func (b *Base[X]) Session(id, dir string, at time.Time) *Session[X] {
 		if len(b.Sessions) >= b.Cfg.maxOpen() {
 			b.evict(b.order.Front().Value.(*Session[X]))
 		}
-		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model}
+		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model, key: id}
 		s.elem = b.order.PushBack(s)
 		b.Sessions[id] = s
 		b.N.Sessions++
@@ -259,9 +263,9 @@ func (b *Base[X]) evict(s *Session[X]) {
 // Forget removes s from the open sessions (it ended) and remembers its id
 // as Done.
 func (b *Base[X]) Forget(s *Session[X]) {
-	delete(b.Sessions, s.ID())
+	delete(b.Sessions, s.key)
 	b.order.Remove(s.elem)
-	b.Done.Add(s.ID())
+	b.Done.Add(s.key)
 }
 
 // MaxOpen is the bound of open sessions (Config.MaxOpen, or its default).
