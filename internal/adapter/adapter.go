@@ -63,12 +63,14 @@ type Start func(sink agent.Sink) (Translation, error)
 type Reads int
 
 const (
-	// JSONLines: one JSON value per line; a malformed line is skipped and
-	// counted, and reading goes on with the next line.
+	// JSONLines: one JSON value per line; a malformed line, or one longer
+	// than Env.MaxRecord, is skipped and counted, and reading goes on with
+	// the next line.
 	JSONLines Reads = iota
 	// JSONValues: JSON values one after the other, lines or not; a value
-	// that is not a record of the format is skipped and counted, input
-	// that is not JSON at all ends the reading.
+	// that is not a record of the format is skipped and counted; a stretch
+	// of input that is not JSON, or too long, is one malformed record, and
+	// reading goes on at the next line that parses.
 	JSONValues
 )
 
@@ -92,7 +94,20 @@ type Env struct {
 	// any back): a translation of a live stream calls it before reading
 	// blocks for more input.
 	Flush func() error
+	// MaxRecord bounds a record's bytes (bridge -max-record; 0:
+	// records.DefaultMax): a longer record is skipped as malformed.
+	MaxRecord int
+	// MaxOpen bounds the sessions a translation keeps open at once
+	// (bridge -max-open; 0: the adapter's default, DefaultMaxOpen): past
+	// it, the least recently active one is dropped as abandoned.
+	MaxOpen int
 }
+
+// DefaultMaxOpen is the sessions a translation keeps open at once unless
+// the bridge's -max-open says otherwise: far more than one agent runs at
+// once, few enough that their memory stays small (docs/operations.md,
+// "Limits").
+const DefaultMaxOpen = 10000
 
 // A Translation is one adapter's run over one input.
 type Translation interface {

@@ -68,7 +68,8 @@ func (a *Adapter) Files(root string) ([]string, error) {
 }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(),
+		MaxRecord: env.MaxRecord, MaxOpen: env.MaxOpen}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		// Both built now, so that a configuration error shows before any input.
 		h, err := NewTranslator(cfg, sink, env.Now)
@@ -171,6 +172,9 @@ func (c TranscriptCounts) notes() []string {
 	n := c.Quality.Notes()
 	if c.Open > 0 {
 		n = append(n, fmt.Sprintf("%d requests had no final answer in the transcript (still being written, or Claude Code stopped mid-turn) and were left open: not ended, their calls emitted", c.Open))
+	}
+	if c.Evicted > 0 {
+		n = append(n, fmt.Sprintf("%d requests were still open when -max-open newer ones had begun and were dropped as abandoned: their events so far were sent, but no agent.session.ended was made up for them (their outcome is unknown, as for a request left open), and later lines of them were ignored", c.Evicted))
 	}
 	if c.Unanswered > 0 {
 		n = append(n, fmt.Sprintf("%d tool calls had no result in the transcript when their request ended and were not emitted", c.Unanswered))

@@ -32,7 +32,6 @@ package claudecode
 // longer read gives.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -45,12 +44,9 @@ import (
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
 	"github.com/evosignal/evosignal/internal/adapter/hooks"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 )
-
-// maxLine is the longest transcript line read: an api-request-blob line
-// carries a whole request, system prompt and tools included.
-const maxLine = 64 << 20
 
 // Usage is the tokens of model messages, as their message.usage counts
 // them (once per message.id).
@@ -78,6 +74,7 @@ type TranscriptCounts struct {
 	Requests  int64 // requests begun
 	Ended     int64 // requests ended by their final answer or the next prompt
 	Open      int64 // requests not ended (no final answer in the input yet)
+	Evicted   int64 // requests dropped as abandoned (hooks.Counts.Evicted)
 	// Skipped: lines of the types the analyses have no use for
 	// (attachment, api-request, queue-operation, …), by type.
 	Skipped map[string]int64
@@ -119,8 +116,7 @@ type Transcript struct {
 	n       TranscriptCounts
 	current map[string]string // the key of the request in force (or last ended), by sessionId
 	prompts map[string]int    // prompts without a promptId, by sessionId
-	ended   map[string]bool   // requests ended, by key
-	usage   map[string]Usage  // by request key, kept for the cost signals to come
+	usage   map[string]Usage  // by request key, kept for the cost signals to come (while the key is open or Done)
 	line    int               // of the file being read
 	sideMsg map[string]bool   // sidechain message ids whose usage was counted, in the file
 	finals  map[string]string // the message that ended each request ended so, by key
@@ -129,6 +125,7 @@ type Transcript struct {
 
 // request is what a transcript's request keeps besides the base's.
 type request struct {
+	sid      string // Claude Code's sessionId
 	key      string
 	version  string
 	calls    map[string]*toolUse // tool_use blocks waiting for their result, by id
@@ -151,8 +148,14 @@ func NewTranscript(cfg Config, sink agent.Sink) (*Transcript, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transcript{b: b, current: map[string]string{}, prompts: map[string]int{}, ended: map[string]bool{},
-		usage: map[string]Usage{}, finals: map[string]string{}, n: TranscriptCounts{Skipped: map[string]int64{}}}, nil
+	t := &Transcript{b: b, current: map[string]string{}, prompts: map[string]int{},
+		usage: map[string]Usage{}, finals: map[string]string{}, n: TranscriptCounts{Skipped: map[string]int64{}}}
+	b.OnEvict = func(s *tsession) { t.forgetSession(s.Own.sid, s.Key()) }
+	b.Done.OnForget = func(key string) {
+		delete(t.usage, key)
+		delete(t.finals, key)
+	}
+	return t, nil
 }
 
 // OnEnd makes f called with each request's usage when the request ends.
@@ -165,6 +168,7 @@ func (t *Transcript) Stats() TranscriptCounts {
 	b := t.b.Stats()
 	c.Events, c.Quality = b.Events, b.Quality
 	c.Open = int64(len(t.b.Sessions))
+	c.Evicted = b.Evicted
 	return c
 }
 
@@ -172,23 +176,35 @@ func (t *Transcript) Stats() TranscriptCounts {
 func (t *Transcript) Usage(key string) Usage { return t.usage[key] }
 
 // Read translates the transcript r, a file of its own, until it ends or
-// ctx is done. A malformed line goes to onErr and is skipped.
+// ctx is done. A malformed line, or one longer than Config.MaxRecord, goes
+// to onErr and is skipped.
 func (t *Transcript) Read(ctx context.Context, r io.Reader, onErr func(*LineError)) error {
 	t.n.Files++
 	t.line = 0
 	t.sideMsg = map[string]bool{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for sc.Scan() {
+	lr := records.NewLines(r, t.b.Cfg.MaxRecord)
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+		line, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, records.ErrTooLong):
 			t.line++
-			continue
+			t.n.Records++
+			t.n.Malformed++
+			err = &LineError{Line: t.line, Err: fmt.Errorf("longer than %d bytes: %w", lr.Max(), err)}
+		case err != nil:
+			return fmt.Errorf("read transcript line %d: %w", lr.N()+1, err)
+		default:
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				t.line++
+				continue
+			}
+			err = t.Line(ctx, line)
 		}
-		err := t.Line(ctx, line)
 		if le := (*LineError)(nil); errors.As(err, &le) {
 			onErr(le)
 			continue
@@ -197,10 +213,6 @@ func (t *Transcript) Read(ctx context.Context, r io.Reader, onErr func(*LineErro
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read transcript line %d: %w", t.line+1, err)
-	}
-	return nil
 }
 
 // Close ends nothing: a request without its final answer stays open
@@ -413,13 +425,13 @@ func (t *Transcript) prompt(ctx context.Context, l *tline, goal string) error {
 		}
 	}
 	t.current[l.SessionID] = key
-	if t.ended[key] || t.b.Sessions[key] != nil {
+	if t.b.Done.Has(key) || t.b.Sessions[key] != nil {
 		t.n.Ignored++ // the prompt again (a copy of the conversation)
 		return nil
 	}
 	s := t.b.Session(key, l.Cwd, l.at)
 	s.Goal = goal
-	s.Own = request{key: key, version: l.Version, calls: map[string]*toolUse{}, messages: map[string]bool{}, last: l.at}
+	s.Own = request{sid: l.SessionID, key: key, version: l.Version, calls: map[string]*toolUse{}, messages: map[string]bool{}, last: l.at}
 	t.n.Requests++
 	return nil
 }
@@ -456,7 +468,7 @@ func (t *Transcript) assistant(ctx context.Context, l *tline) error {
 	key := t.current[l.SessionID]
 	s := t.b.Sessions[key]
 	if s == nil {
-		if !t.ended[key] || l.Message.ID == "" || l.Message.ID != t.finalOf(key) {
+		if !t.b.Done.Has(key) || l.Message.ID == "" || l.Message.ID != t.finalOf(key) {
 			t.n.Ignored++ // before any prompt, or after its request ended
 		}
 		return nil
@@ -541,6 +553,16 @@ func (t *Transcript) results(ctx context.Context, l *tline, results []block) err
 	return nil
 }
 
+// forgetSession forgets what is kept of Claude Code session sid when key,
+// dropped as abandoned, is its request in force: a session of none but
+// abandoned requests keeps nothing.
+func (t *Transcript) forgetSession(sid, key string) {
+	if t.current[sid] == key {
+		delete(t.current, sid)
+		delete(t.prompts, sid)
+	}
+}
+
 // end ends request key at at (zero: at its last line).
 func (t *Transcript) end(ctx context.Context, key string, at time.Time) error {
 	s := t.b.Sessions[key]
@@ -550,8 +572,7 @@ func (t *Transcript) end(ctx context.Context, key string, at time.Time) error {
 	if at.IsZero() {
 		at = s.Own.last
 	}
-	delete(t.b.Sessions, key)
-	t.ended[key] = true
+	t.b.Forget(s)
 	if s.Own.final != "" {
 		t.finals[key] = s.Own.final
 	}

@@ -94,7 +94,6 @@ type hook struct {
 // Translator turns hook records into events. Not safe for concurrent use.
 type Translator struct {
 	*hooks.Base[own]
-	ended   map[string]bool   // requests ended, by key
 	current map[string]string // the key of the request in force, by Claude Code session_id
 	prompts map[string]int    // prompts without a prompt_id, by session_id
 	models  map[string]string // SessionStart's model, by session_id
@@ -115,7 +114,16 @@ func NewTranslator(cfg Config, sink agent.Sink, now func() time.Time) (*Translat
 	if err != nil {
 		return nil, err
 	}
-	return &Translator{Base: b, ended: map[string]bool{}, current: map[string]string{}, prompts: map[string]int{}, models: map[string]string{}}, nil
+	t := &Translator{Base: b, current: map[string]string{}, prompts: map[string]int{}, models: map[string]string{}}
+	b.OnEvict = func(s *session) {
+		// A Claude Code session of none but abandoned requests keeps nothing.
+		if sid := s.Own.sid; t.current[sid] == s.Key() {
+			delete(t.current, sid)
+			delete(t.prompts, sid)
+			delete(t.models, sid)
+		}
+	}
+	return t, nil
 }
 
 // Read translates the JSON objects of r, one after the other (lines or
@@ -187,7 +195,7 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 			return err
 		}
 	}
-	if t.ended[key] {
+	if t.Done.Has(key) {
 		t.N.Ignored++ // after its request ended
 		return nil
 	}
@@ -273,8 +281,7 @@ func (t *Translator) endKey(ctx context.Context, key string, at time.Time) error
 	if s.Stopped {
 		at = s.StopAt
 	}
-	delete(t.Sessions, key)
-	t.ended[key] = true
+	t.Forget(s)
 	t.N.Ended++
 	if err := t.Open(ctx, s); err != nil {
 		return err
@@ -292,11 +299,7 @@ func (t *Translator) endKey(ctx context.Context, key string, at time.Time) error
 // -follow never calls it: a followed file has no end.)
 func (t *Translator) Close(ctx context.Context) error {
 	var errs []error
-	for _, key := range t.Order {
-		s := t.Sessions[key]
-		if s == nil {
-			continue
-		}
+	for _, s := range t.InOrder() {
 		if !s.Stopped {
 			// Open, but what it planned is known: a hook log of one event
 			// (post_tool_use.json, as people commit them) never stops.
@@ -304,7 +307,7 @@ func (t *Translator) Close(ctx context.Context) error {
 			errs = append(errs, s.Flush(ctx))
 			continue
 		}
-		errs = append(errs, t.endKey(ctx, key, s.StopAt))
+		errs = append(errs, t.endKey(ctx, s.Key(), s.StopAt))
 	}
 	return errors.Join(errs...)
 }

@@ -138,12 +138,16 @@ func TestTranslateMalformed(t *testing.T) {
 			}
 		})
 	}
-	// Text that is not JSON ends the input with an error.
+	// Text that is not JSON is skipped, counted as one record, its line
+	// named.
 	s := &sink{}
 	tr, _ := claudecode.NewTranslator(claudecode.Config{Agent: "claude-code", Source: source, Plan: plandialect.DefaultConfig()}, s, time.Now)
-	var re *claudecode.RecordError
-	if err := tr.Read(context.Background(), strings.NewReader("{}\nnot json"), func(*claudecode.RecordError) {}); !errors.As(err, &re) || re.Record != 2 {
-		t.Errorf("Read(not json) = %v, want a RecordError at record 2", err)
+	var got []string
+	if err := tr.Read(context.Background(), strings.NewReader("{}\nnot json\nnor this"), func(e *claudecode.RecordError) { got = append(got, e.Error()) }); err != nil {
+		t.Fatalf("Read(not json) = %v", err)
+	}
+	if len(got) != 2 || !strings.HasPrefix(got[1], "record 2 (line 2): ") {
+		t.Errorf("Read(not json): malformed %q, want record 1 and record 2 (line 2)", got)
 	}
 }
 
@@ -268,7 +272,7 @@ func TestTranslateJSONArray(t *testing.T) {
 	if lineCounts != arrayCounts {
 		t.Errorf("counts: array %+v, lines %+v", arrayCounts, lineCounts)
 	}
-	if len(arrayBad) != 1 || !strings.HasPrefix(arrayBad[0], "record 4:") || !slices.Equal(arrayBad, lineBad) {
+	if len(arrayBad) != 1 || !strings.HasPrefix(arrayBad[0], "record 4 (line 4):") || !slices.Equal(arrayBad, lineBad) {
 		t.Errorf("malformed: array %q, lines %q; want the one record 4", arrayBad, lineBad)
 	}
 }

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -18,15 +17,12 @@ import (
 	"github.com/evosignal/evosignal/internal/adapter"
 	"github.com/evosignal/evosignal/internal/adapter/claudecode"
 	"github.com/evosignal/evosignal/internal/adapter/hooks"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
 // Name is the adapter's -agent value.
 const Name = "codex"
-
-// maxLine is the longest rollout line read: a session_meta carries the
-// whole base instructions, a response item a command's whole output.
-const maxLine = 64 << 20
 
 // Adapter is Codex CLI rollouts as an adapter.Adapter: one file, or a
 // directory tree of them (~/.codex/sessions). Its flags are -name, -source
@@ -82,14 +78,14 @@ func (a *Adapter) Files(root string) ([]string, error) {
 }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), MaxRecord: env.MaxRecord}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		tr, err := NewTranslator(cfg, sink)
 		if err != nil {
 			return nil, err
 		}
 		hooks, err := claudecode.NewTranslator(claudecode.Config{Agent: cfg.Agent, Source: cfg.Source, Model: cmp.Or(cfg.Model, "unknown"),
-			Plan: cfg.Plan}, sink, env.Now)
+			Plan: cfg.Plan, MaxRecord: env.MaxRecord, MaxOpen: env.MaxOpen}, sink, env.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -125,21 +121,30 @@ func (t *translation) Read(ctx context.Context, in io.Reader) error {
 }
 
 // Read translates the rollout r, a file of its own, until it ends or ctx
-// is done. A malformed line goes to onErr and is skipped.
+// is done. A malformed line, or one longer than Config.MaxRecord, goes to
+// onErr and is skipped.
 func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*LineError)) error {
 	t.BeginFile()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for sc.Scan() {
+	lr := records.NewLines(r, t.cfg.MaxRecord)
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			t.line++
-			continue
+		line, err := lr.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case errors.Is(err, records.ErrTooLong):
+			err = t.tooLong(lr.Max())
+		case err != nil:
+			return fmt.Errorf("read rollout line %d: %w", lr.N()+1, err)
+		default:
+			if line = bytes.TrimSpace(line); len(line) == 0 {
+				t.line++
+				continue
+			}
+			err = t.Line(ctx, line)
 		}
-		err := t.Line(ctx, line)
 		if le := (*LineError)(nil); errors.As(err, &le) {
 			onErr(le)
 			continue
@@ -148,10 +153,6 @@ func (t *Translator) Read(ctx context.Context, r io.Reader, onErr func(*LineErro
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read rollout line %d: %w", t.line+1, err)
-	}
-	return nil
 }
 
 func (t *translation) Close(ctx context.Context) error {

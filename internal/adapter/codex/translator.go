@@ -38,6 +38,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -47,6 +48,9 @@ import (
 type Config struct {
 	Agent, Source, Model string
 	Plan                 plandialect.Config
+	// MaxRecord bounds a line's bytes (records.DefaultMax when not
+	// positive); a longer one is skipped as malformed.
+	MaxRecord int
 }
 
 // Counts are a Translator's totals.
@@ -212,6 +216,14 @@ func (t *Translator) Line(ctx context.Context, b []byte) error {
 	}
 	t.n.Ignored++
 	return nil
+}
+
+// tooLong counts the next line, longer than max bytes, as malformed.
+func (t *Translator) tooLong(max int) error {
+	t.line++
+	t.n.Records++
+	t.n.Malformed++
+	return &LineError{Line: t.line, Err: fmt.Errorf("longer than %d bytes: %w", max, records.ErrTooLong)}
 }
 
 // current returns the request open, opening one (numbered in the file)

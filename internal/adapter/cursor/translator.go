@@ -133,6 +133,16 @@ func (t *Translator) hook(ctx context.Context, h *hook) error {
 	if len(h.Roots) > 0 {
 		dir = h.Roots[0]
 	}
+	if t.Sessions[h.Conversation] == nil && len(t.Sessions) >= t.MaxOpen() {
+		// A new conversation past -max-open: the one first seen makes
+		// room, ended at its last stop as the end of input would end it
+		// (Close), else dropped as abandoned (Session).
+		if old := t.Oldest(); old.Stopped {
+			if err := t.end(ctx, old); err != nil {
+				return err
+			}
+		}
+	}
 	s := t.Session(h.Conversation, dir, h.Time)
 	s.Ordinal++
 	if h.Model != "" && s.Pending() {
@@ -191,32 +201,36 @@ func (t *Translator) tool(ctx context.Context, s *session, at foreign.At, c fore
 // stay open (Counts.Open).
 func (t *Translator) Close(ctx context.Context) error {
 	var errs []error
-	for _, id := range t.Order {
-		s := t.Sessions[id]
+	for _, s := range t.InOrder() {
 		if !s.Stopped {
 			t.N.Open++
 			errs = append(errs, s.Flush(ctx)) // open, its last plan calls classified
+			t.N.Quality.Add(s.Quality())
+			t.Forget(s)
 			continue
 		}
-		if err := t.Open(ctx, s); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		var outcome events.Outcome // judged by the plan
-		switch s.Own.status {
-		case "aborted":
-			outcome = events.OutcomeAborted
-		case "error":
-			outcome = events.OutcomeFailure
-		}
-		t.N.Ended++
-		errs = append(errs, s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: s.StopAt}, outcome))
+		errs = append(errs, t.end(ctx, s))
 	}
-	for _, s := range t.Sessions {
-		t.N.Quality.Add(s.Quality())
-	}
-	t.Sessions, t.Order = map[string]*session{}, nil
 	return errors.Join(errs...)
+}
+
+// end ends conversation s at its last stop, which it had.
+func (t *Translator) end(ctx context.Context, s *session) error {
+	t.Forget(s)
+	if err := t.Open(ctx, s); err != nil {
+		return err
+	}
+	var outcome events.Outcome // judged by the plan
+	switch s.Own.status {
+	case "aborted":
+		outcome = events.OutcomeAborted
+	case "error":
+		outcome = events.OutcomeFailure
+	}
+	t.N.Ended++
+	err := s.End(ctx, foreign.At{ID: s.ID() + "/end", Time: s.StopAt}, outcome)
+	t.N.Quality.Add(s.Quality())
+	return err
 }
 
 // Name is the adapter's -agent value.

@@ -47,7 +47,8 @@ func (a *Adapter) Flags(fs *flag.FlagSet) {
 func (a *Adapter) Validate() error { return a.origin.Validate() }
 
 func (a *Adapter) Open(_ context.Context, env adapter.Env) (adapter.Start, error) {
-	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig()}
+	cfg := Config{Agent: a.origin.Agent, Source: a.origin.Source, Model: a.origin.Model, Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(),
+		MaxRecord: env.MaxRecord, MaxOpen: env.MaxOpen}
 	return func(sink agent.Sink) (adapter.Translation, error) {
 		tr, err := a.translator(cfg, sink, env)
 		if err != nil {

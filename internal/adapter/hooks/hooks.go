@@ -8,6 +8,7 @@
 package hooks
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter/foreign"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
@@ -31,15 +33,22 @@ type Config struct {
 	// Files: the plan files and file tools whose calls are plan
 	// operations; the zero value reads none.
 	Files plandialect.FilesConfig
+	// MaxRecord bounds a record's bytes (records.DefaultMax when not
+	// positive); MaxOpen the sessions open at once (DefaultMaxOpen when
+	// not positive): see Base.Session.
+	MaxRecord, MaxOpen int
 }
 
 // Counts are a hook translator's totals.
 type Counts struct {
-	Records   int64
-	Events    int64
-	Sessions  int64 // sessions started
-	Ended     int64 // sessions ended
-	Open      int64 // sessions left open at the end of input
+	Records  int64
+	Events   int64
+	Sessions int64 // sessions started
+	Ended    int64 // sessions ended
+	Open     int64 // sessions left open at the end of input
+	// Evicted: sessions dropped as abandoned, open when Config.MaxOpen
+	// newer ones had started: not ended, no outcome made up for them.
+	Evicted   int64
 	Ignored   int64
 	Malformed int64
 	// FileTimed and ClockTimed count the records without a time: stamped
@@ -59,6 +68,9 @@ func (c Counts) Notes() []string {
 	if c.ClockTimed > 0 {
 		n = append(n, fmt.Sprintf("%d hook records carry no time and, read from a stream, were stamped with the clock: bridging them again gives other times, which the store refuses as conflicting duplicates; bridge the file with -in FILE, or record the time with the hook command of the agent's docs", c.ClockTimed))
 	}
+	if c.Evicted > 0 {
+		n = append(n, fmt.Sprintf("%d sessions were still open when -max-open newer ones had begun and were dropped as abandoned: their events so far were sent, but no agent.session.ended was made up for them (their outcome is unknown, as for a session left open), and later records of them were ignored", c.Evicted))
+	}
 	return append(n, c.Quality.Notes()...)
 }
 
@@ -77,19 +89,33 @@ type Session[X any] struct {
 	Stopped bool  // a turn ended (Stop), and no prompt since where the agent says so
 	StopAt  time.Time
 	Own     X
+	elem    *list.Element // in Base.order
+	key     string        // its id in Base.Sessions (its Session's ID may differ: hashed, split)
 }
+
+// Key is the id s was opened with (Base.Session).
+func (s *Session[X]) Key() string { return s.key }
 
 // Base is what every hook translator has: the configuration, the sink, the
 // sessions and the totals. Not safe for concurrent use.
 type Base[X any] struct {
-	Cfg      Config
-	sink     agent.Sink
-	Now      func() time.Time
-	reg      *plandialect.Registry
-	files    *foreign.Files
+	Cfg   Config
+	sink  agent.Sink
+	Now   func() time.Time
+	reg   *plandialect.Registry
+	files *foreign.Files
+	// Sessions are the open sessions, by id: at most Cfg.MaxOpen (Session
+	// drops the one first seen for a new one past it), first seen first in
+	// order.
 	Sessions map[string]*Session[X]
-	Order    []string // session ids, first seen first
-	N        Counts
+	order    *list.List
+	// Done remembers the ids of the sessions ended (Forget) or dropped, a
+	// bounded number of them, so that a late record of one is ignored.
+	Done *Done
+	// OnEvict, when not nil, is called with each session dropped as
+	// abandoned, for the adapter's own state of it.
+	OnEvict func(*Session[X])
+	N       Counts
 	// stamp is the time of the records without one in the input being
 	// read: its file's modification time; zero for a stream (Now).
 	stamp time.Time
@@ -106,7 +132,8 @@ func NewBase[X any](cfg Config, sink agent.Sink, now func() time.Time) (*Base[X]
 	if err != nil {
 		return nil, err
 	}
-	b := &Base[X]{Cfg: cfg, Now: now, reg: reg, files: files, Sessions: map[string]*Session[X]{}}
+	b := &Base[X]{Cfg: cfg, Now: now, reg: reg, files: files, Sessions: map[string]*Session[X]{}, order: list.New(),
+		Done: NewDone(doneFactor * cfg.maxOpen())}
 	b.sink = foreign.CountingSink{Next: sink, N: &b.N.Events}
 	return b, nil
 }
@@ -122,9 +149,11 @@ func (b *Base[X]) Stats() Counts {
 }
 
 // Read hands the JSON objects of r, one after the other (lines or not), to
-// record until r ends or ctx is done. A *RecordError from record goes to
-// onErr, numbered, and is skipped; a record that is not JSON at all ends
-// the input.
+// record until r ends or ctx is done (records.ReadValues: a JSON array is
+// its elements, each at most Cfg.MaxRecord bytes). A *RecordError from
+// record goes to onErr, numbered, and is skipped; so does a stretch of
+// input that is not JSON, or too long, counted as one malformed record, and
+// reading goes on at the next line that parses.
 //
 // Records without a time take r's modification time when r is a regular
 // file (so that the same file always gives the same events), else Now.
@@ -135,7 +164,22 @@ func (b *Base[X]) Read(ctx context.Context, r io.Reader, record func(context.Con
 			b.stamp = fi.ModTime().UTC()
 		}
 	}
-	return foreign.ReadRecords(ctx, r, record, onErr, func() { b.N.Malformed++ })
+	n := 0
+	return records.ReadValues(ctx, r, b.Cfg.MaxRecord, func(ctx context.Context, line int, raw []byte) error {
+		n++
+		err := record(ctx, raw)
+		if re := (*RecordError)(nil); errors.As(err, &re) {
+			re.Record, re.Line = n, line
+			onErr(re)
+			return nil
+		}
+		return err
+	}, func(bad *records.Bad) {
+		n++
+		b.N.Records++
+		b.N.Malformed++
+		onErr(&RecordError{Record: n, Line: bad.Line, Err: bad.Err})
+	})
 }
 
 // Record translates one record of b: parse reads the hook input (the
@@ -190,16 +234,58 @@ func Unwrap(raw []byte) ([]byte, time.Time, error) {
 }
 
 // Session returns the session id, started at at when it is new (its first
-// hook); dir resolves its plan files' relative paths.
+// hook); dir resolves its plan files' relative paths. A new session past
+// Cfg.MaxOpen drops the open one first seen as abandoned (O(1)): its
+// quality counted, no end emitted, its id Done.
 func (b *Base[X]) Session(id, dir string, at time.Time) *Session[X] {
 	s := b.Sessions[id]
 	if s == nil {
-		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model}
+		if len(b.Sessions) >= b.Cfg.maxOpen() {
+			b.evict(b.order.Front().Value.(*Session[X]))
+		}
+		s = &Session[X]{Session: foreign.New(b.sink, b.Cfg.Source, id, b.reg).WithFiles(b.files, dir), pending: true, StartAt: at, Model: b.Cfg.Model, key: id}
+		s.elem = b.order.PushBack(s)
 		b.Sessions[id] = s
-		b.Order = append(b.Order, id)
 		b.N.Sessions++
 	}
 	return s
+}
+
+func (b *Base[X]) evict(s *Session[X]) {
+	if b.OnEvict != nil {
+		b.OnEvict(s)
+	}
+	b.N.Evicted++
+	b.N.Quality.Add(s.Quality())
+	b.Forget(s)
+}
+
+// Forget removes s from the open sessions (it ended) and remembers its id
+// as Done.
+func (b *Base[X]) Forget(s *Session[X]) {
+	delete(b.Sessions, s.key)
+	b.order.Remove(s.elem)
+	b.Done.Add(s.key)
+}
+
+// MaxOpen is the bound of open sessions (Config.MaxOpen, or its default).
+func (b *Base[X]) MaxOpen() int { return b.Cfg.maxOpen() }
+
+// Oldest returns the open session first seen, nil when none is open.
+func (b *Base[X]) Oldest() *Session[X] {
+	if e := b.order.Front(); e != nil {
+		return e.Value.(*Session[X])
+	}
+	return nil
+}
+
+// InOrder returns the open sessions, first seen first.
+func (b *Base[X]) InOrder() []*Session[X] {
+	out := make([]*Session[X], 0, b.order.Len())
+	for e := b.order.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*Session[X]))
+	}
+	return out
 }
 
 // Pending reports whether s's agent.session.started is still due.

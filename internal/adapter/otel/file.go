@@ -1,7 +1,6 @@
 package otel
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -10,10 +9,9 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
-)
 
-// maxLine is the longest line ReadJSONLines takes: one export request.
-const maxLine = 64 << 20
+	"github.com/evosignal/evosignal/internal/adapter/records"
+)
 
 // LineError is a line of an OTLP JSON file that did not decode; it is
 // skipped.
@@ -26,17 +24,29 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 func (e *LineError) Unwrap() error { return e.Err }
 
 // ReadJSONLines maps an OTLP JSON file as the collector's file exporter
-// writes it: one ExportTraceServiceRequest in JSON per line. A line that
-// does not decode, or holds no span, goes to onErr and is skipped. At the end of r the input is
-// complete: every trace with an agent span is mapped (Mapper.Flush).
-func ReadJSONLines(ctx context.Context, r io.Reader, m *Mapper, onErr func(*LineError)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	for n := 1; sc.Scan(); n++ {
+// writes it: one ExportTraceServiceRequest in JSON per line, each at most
+// max bytes (records.DefaultMax when max is not positive). A line that does
+// not decode, holds no span or is too long goes to onErr and is skipped. At
+// the end of r the input is complete: every trace with an agent span is
+// mapped (Mapper.Flush).
+func ReadJSONLines(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
+	lr := records.NewLines(r, max)
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		line := bytes.TrimSpace(sc.Bytes())
+		line, err := lr.Next()
+		n := lr.N()
+		switch {
+		case errors.Is(err, io.EOF):
+			return m.Flush(ctx)
+		case errors.Is(err, records.ErrTooLong):
+			onErr(&LineError{Line: n, Err: fmt.Errorf("longer than %d bytes: %w", lr.Max(), err)})
+			continue
+		case err != nil:
+			return fmt.Errorf("read OTLP JSON line %d: %w", n+1, err)
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -53,8 +63,4 @@ func ReadJSONLines(ctx context.Context, r io.Reader, m *Mapper, onErr func(*Line
 			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read OTLP JSON lines: %w", err)
-	}
-	return m.Flush(ctx)
 }

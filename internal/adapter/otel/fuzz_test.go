@@ -33,7 +33,7 @@ func FuzzReadJSONLines(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = otelad.ReadJSONLines(context.Background(), bytes.NewReader(b), m, func(*otelad.LineError) {})
+		err = otelad.ReadJSONLines(context.Background(), bytes.NewReader(b), 0, m, func(*otelad.LineError) {})
 		if err != nil && !errors.Is(err, bytes.ErrTooLarge) {
 			t.Fatalf("ReadJSONLines: %v", err)
 		}

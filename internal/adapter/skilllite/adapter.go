@@ -97,6 +97,7 @@ func (a *Adapter) Validate() error {
 
 func (a *Adapter) Open(ctx context.Context, env adapter.Env) (adapter.Start, error) {
 	cfg := a.cfg
+	cfg.MaxRecord = env.MaxRecord
 	if a.transcripts != "" {
 		tr, err := ReadTranscripts(a.transcripts)
 		if err != nil {

@@ -31,6 +31,9 @@ type Config struct {
 	// value is plandialect.DefaultFilesConfig, which has SkillLite's
 	// write_file, search_replace and insert_lines.
 	Files plandialect.FilesConfig
+	// MaxRecord bounds an input line's bytes (records.DefaultMax when not
+	// positive); a longer one is skipped as malformed.
+	MaxRecord int
 }
 
 // files returns c.Files, or the defaults for the zero value.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,15 +47,15 @@ func translate(tb testing.TB, input []byte) translated {
 	w := agent.NewJSONLWriter(&buf)
 	tr := NewTranslator(testConfig, w, testClock())
 	var res translated
-	lr := newLineReader(bytes.NewReader(input), MaxLineBytes)
+	lr := records.NewLines(bytes.NewReader(input), 0)
 	ctx := context.Background()
-	for n := 1; ; n++ {
-		raw, tooLong, err := lr.next()
-		if err != nil {
+	for {
+		raw, err := lr.Next()
+		n := lr.N()
+		if errors.Is(err, records.ErrTooLong) {
+			err = tr.tooLong(n, lr.Max())
+		} else if err != nil {
 			break
-		}
-		if tooLong {
-			err = tr.tooLong(n, MaxLineBytes)
 		} else {
 			err = tr.Line(ctx, n, raw)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"io"
 	"os"
 	"path/filepath"
@@ -87,13 +88,14 @@ type transcriptEntry struct {
 }
 
 func (tr *Transcripts) read(r io.Reader) error {
-	lr := newLineReader(r, MaxLineBytes)
+	lr := records.NewLines(r, records.DefaultMax)
 	for {
-		raw, tooLong, err := lr.next()
+		raw, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		if err != nil {
+		tooLong := errors.Is(err, records.ErrTooLong)
+		if err != nil && !tooLong {
 			return err
 		}
 		var e transcriptEntry

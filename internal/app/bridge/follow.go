@@ -438,7 +438,7 @@ func runFollow(ctx context.Context, o *options, log *slog.Logger) error {
 		}
 	}
 	open := func(ctx context.Context, log *slog.Logger) (adapter.Start, error) {
-		return o.adapter.Open(ctx, adapter.Env{Log: log, Now: time.Now})
+		return o.adapter.Open(ctx, adapter.Env{Log: log, Now: time.Now, MaxRecord: o.maxRecord, MaxOpen: o.maxOpen})
 	}
 	if _, err := open(ctx, log); err != nil { // what the adapter reads beside the input, before the output is opened
 		return err

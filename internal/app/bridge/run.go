@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/adapter"
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/adapter/registry"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/cli"
@@ -101,6 +102,7 @@ type options struct {
 	follow                   bool
 	state                    string
 	poll                     time.Duration
+	maxRecord, maxOpen       int
 }
 
 func parse(ctx context.Context, args []string, stderr io.Writer) (*options, error) {
@@ -124,6 +126,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.BoolVar(&o.follow, "follow", false, "keep reading -in (a directory or a file) and publish what is appended, live, to -nats; until interrupted")
 	fs.StringVar(&o.state, "state", "", "with -follow: the `file` recording what was published, so that a restart sends nothing twice (default under $XDG_STATE_HOME/evosignal/bridge-follow/, one per -agent, -in and -nats)")
 	fs.DurationVar(&o.poll, "poll", 500*time.Millisecond, "with -follow: look for appended lines and new files every `duration`")
+	fs.IntVar(&o.maxRecord, "max-record", records.DefaultMax, "skip, as malformed, a record (a line; a JSON value of a hook log) longer than `bytes`; reading goes on after it")
+	fs.IntVar(&o.maxOpen, "max-open", adapter.DefaultMaxOpen, "keep at most `n` sessions open at once (claude-code, cursor, codex hook logs); past it the least recently active is dropped as abandoned, without an end, and counted")
 	cli.ConnFlags(fs, &o.conn)
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	af := declareAdapterFlags(fs, adapters)
@@ -168,6 +172,12 @@ func (o *options) validate(af *adapterFlags) error {
 		if o.prefix == "" || strings.ContainsAny(o.prefix, "*> \t\n") || slices.Contains(strings.Split(o.prefix, "."), "") {
 			errs = append(errs, fmt.Errorf("-prefix %q is not a literal subject", o.prefix))
 		}
+	}
+	if o.maxRecord < 1 {
+		errs = append(errs, fmt.Errorf("-max-record %d: want a byte count ≥ 1", o.maxRecord))
+	}
+	if o.maxOpen < 1 {
+		errs = append(errs, fmt.Errorf("-max-open %d: want a count ≥ 1", o.maxOpen))
 	}
 	errs = append(errs, o.validateFollow())
 	return errors.Join(errs...)
@@ -217,7 +227,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		defer f.Close()
 	}
 	var out *output.Output
-	env := adapter.Env{Log: log, Now: time.Now, Flush: func() error {
+	env := adapter.Env{Log: log, Now: time.Now, MaxRecord: o.maxRecord, MaxOpen: o.maxOpen, Flush: func() error {
 		if out.Buffered() {
 			return out.Flush()
 		}

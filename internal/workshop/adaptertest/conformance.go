@@ -42,8 +42,9 @@ var clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 //     derive from the records);
 //   - a bad record before the input is skipped and counted as malformed,
 //     and the events are the same;
-//   - a line that is not JSON is skipped and counted where the adapter
-//     reads JSON lines, and ends the reading where it reads JSON values;
+//   - a line that is not JSON, a record cut short, binary bytes and a line
+//     longer than the bound (adapter.Env.MaxRecord) are each skipped and
+//     counted as one malformed record, and the input after them is read;
 //   - an input of bad records only makes no event and is refused
 //     (adapter.Unusable).
 func Conformance(t *testing.T, c Case) {
@@ -78,25 +79,31 @@ func Conformance(t *testing.T, c Case) {
 		t.Errorf("a bad record before the input changed the events:\nwithout:\n%s\nwith:\n%s", first, withBad)
 	}
 
-	// Input that is not JSON at all: a line of it skipped, where the input
-	// is JSON lines; the end of the reading, where it is JSON values.
-	garbage := append([]byte("this is not JSON\n"), c.Input...)
-	form := c.New().Reads()
-	if c.Lines {
-		form = adapter.JSONLines
-	}
-	switch form {
-	case adapter.JSONLines:
-		got, gc := translate(t, c, garbage)
-		if gc.Malformed != counts.Malformed+1 || !bytes.Equal(first, got) {
-			t.Errorf("JSON lines: a line that is not JSON: %d malformed (want %d), same events %v", gc.Malformed, counts.Malformed+1, bytes.Equal(first, got))
-		}
-	case adapter.JSONValues:
-		if err := readErr(t, c, garbage); err == nil {
-			t.Errorf("JSON values: input that is not JSON was read on")
-		}
-	default:
+	// Input that is not JSON, a record cut short, a record longer than the
+	// bound: each skipped and counted as one malformed record, and what
+	// comes after it read, whatever the input's form (JSON lines or
+	// values).
+	if form := c.New().Reads(); form != adapter.JSONLines && form != adapter.JSONValues {
 		t.Errorf("Reads() = %v: the suite knows no such input form", form)
+	}
+	long := append(bytes.Repeat([]byte("x"), len(c.Input)+1), '\n')
+	for _, b := range []struct {
+		name   string
+		prefix []byte
+	}{
+		{"a line that is not JSON", []byte("this is not JSON\n")},
+		{"a record cut short", []byte(`{"cut": "sh` + "\n")},
+		{"binary bytes", []byte("\x00\xff{\"\x01\n")},
+		{"a line longer than -max-record", long},
+	} {
+		got, gc, err := runMax(t, c, append(append([]byte(nil), b.prefix...), c.Input...), len(c.Input))
+		if err != nil {
+			t.Errorf("%s: read: %v", b.name, err)
+			continue
+		}
+		if gc.Malformed != counts.Malformed+1 || !bytes.Equal(first, got) {
+			t.Errorf("%s, then the input: %d malformed (want %d), same events %v", b.name, gc.Malformed, counts.Malformed+1, bytes.Equal(first, got))
+		}
 	}
 
 	only := append(append(append([]byte(nil), c.Bad...), '\n'), c.Bad...)
@@ -120,14 +127,13 @@ func translate(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts) {
 	return out, counts
 }
 
-// readErr is the error of reading in, which ends the run.
-func readErr(tb testing.TB, c Case, in []byte) error {
+func run(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts, error) {
 	tb.Helper()
-	_, _, err := run(tb, c, in)
-	return err
+	return runMax(tb, c, in, 0)
 }
 
-func run(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts, error) {
+// runMax is run with records of at most max bytes (0: the default).
+func runMax(tb testing.TB, c Case, in []byte, max int) ([]byte, adapter.Counts, error) {
 	tb.Helper()
 	a := c.New()
 	fs := flag.NewFlagSet(a.Name(), flag.ContinueOnError)
@@ -139,7 +145,7 @@ func run(tb testing.TB, c Case, in []byte) ([]byte, adapter.Counts, error) {
 		tb.Fatalf("%s flags %q: %v", a.Name(), c.Args, err)
 	}
 	ctx := context.Background()
-	start, err := a.Open(ctx, adapter.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return clock }})
+	start, err := a.Open(ctx, adapter.Env{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return clock }, MaxRecord: max})
 	if err != nil {
 		tb.Fatalf("%s: open: %v", a.Name(), err)
 	}
