@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/evosignal/evosignal/internal/adapter"
 	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/adapter/registry"
@@ -251,7 +253,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), output.CloseTimeout)
 	defer cancel()
 	closeErr := tr.Close(final)
-	outErr := out.Close(final)
+	outErr := tooLarge(out.Close(final))
 	reportErr := tr.Report(stderr)
 	if readErr == nil {
 		readErr = adapter.Unusable(o.agent, tr.Counts())
@@ -260,6 +262,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return errors.Join(readErr, closeErr, outErr, reportErr)
+}
+
+// tooLarge adds, to delivery errors of events larger than the server
+// takes, where such events can still go: nothing is lost unsaid.
+func tooLarge(err error) error {
+	if !errors.Is(err, nats.ErrMaxPayload) {
+		return err
+	}
+	return fmt.Errorf("%w\n(events larger than the NATS server's max_payload were not published; the others were. Bridge to a file instead, -out FILE, and give it to ingest -file FILE, which dead-letters each oversize event with its reason, or raise the server's max_payload)", err)
 }
 
 // openInput opens -in: stdin, a file, or, for an adapter.DirAdapter, a
