@@ -11,13 +11,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Handler serves /metrics (Prometheus text format) and /healthz (200 while
-// the last commit succeeded, 503 with the error otherwise; while commits
-// fail for a reason of the environment the body says "stalled" and since
-// when).
-func (in *Ingester) Handler() http.Handler {
+// Handler serves /metrics (Prometheus text format: the ingester's, and
+// extra, the metrics of the parts beside it) and /healthz (200 while the
+// last commit succeeded, 503 with the error otherwise; while commits fail
+// for a reason of the environment the body says "stalled" and since when).
+func (in *Ingester) Handler(extra ...prometheus.Collector) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(extra...)
 	snap := func(f func(Snapshot) float64) func() float64 {
 		return func() float64 { return f(in.stats.Snapshot()) }
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/ingest"
@@ -110,8 +111,13 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	if p.in, err = ingest.New(cfg.ingestConfig(), p.st, cfg.Log); err != nil {
 		return nil, err
 	}
+	otlpMetrics := &otlpin.Metrics{}
 	if cfg.HTTP != "" {
-		if p.http, err = serveHTTP(cfg.HTTP, p.in.Handler(), p.log); err != nil {
+		var extra []prometheus.Collector
+		if cfg.OTLP != "" {
+			extra = otlpMetrics.Collectors()
+		}
+		if p.http, err = serveHTTP(cfg.HTTP, p.in.Handler(extra...), p.log); err != nil {
 			return nil, err
 		}
 	}
@@ -127,6 +133,7 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		if p.otlp, err = otlpin.Start(oc, p.js, p.log.With("component", "otlp")); err != nil {
 			return nil, err
 		}
+		otlpMetrics.Attach(p.otlp)
 	}
 	if cfg.Rules != nil {
 		if p.kv, err = bus.EnsureRulesBucket(ctx, p.js, *cfg.Rules); err != nil {

@@ -96,6 +96,13 @@ func TestOTLPReceiver(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The receiver's own counts are on /metrics beside the ingester's.
+	if got := metric(httpAddr, "evosignal_otlp_spans_total"); got != 7 {
+		t.Errorf("evosignal_otlp_spans_total = %v, want 7 (the agent span and 6 tool spans)", got)
+	}
+	if got := metric(httpAddr, `evosignal_otlp_requests_refused_total{reason="busy"}`); got != 0 {
+		t.Errorf(`evosignal_otlp_requests_refused_total{reason="busy"} = %v, want 0`, got)
+	}
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, errOut.String())
