@@ -61,6 +61,9 @@ type Config struct {
 	// request whose reply subject is not below it is dropped unanswered, so
 	// an answer never lands on another subject such as the event stream's.
 	InboxPrefix string
+	// MaxRSS is the process's resident memory (bytes) past which every
+	// running query is stopped with an error (503); 0 watches nothing.
+	MaxRSS int64
 }
 
 // HeaderRoom is what the service leaves for headers in a message of the
@@ -79,6 +82,7 @@ func DefaultConfig() Config {
 		BatchRows:     16 * 1024,
 		BatchBytes:    4 << 20,
 		InboxPrefix:   DefaultInboxPrefix,
+		MaxRSS:        DefaultMaxRSS,
 	}
 }
 
@@ -102,6 +106,9 @@ func (c Config) Validate() error {
 	}
 	if c.InboxPrefix == "" || strings.ContainsAny(c.InboxPrefix, "*> \t\r\n") || strings.HasPrefix(c.InboxPrefix, ".") || strings.HasSuffix(c.InboxPrefix, ".") || strings.Contains(c.InboxPrefix, "..") {
 		errs = append(errs, fmt.Errorf("query service: inbox prefix %q is not a literal subject", c.InboxPrefix))
+	}
+	if c.MaxRSS < 0 {
+		errs = append(errs, fmt.Errorf("query service: max RSS %d is negative", c.MaxRSS))
 	}
 	if c.ChunkBytes < 0 || c.Window <= 0 || c.BatchRows <= 0 || c.BatchBytes <= 0 {
 		errs = append(errs, errors.New("query service: chunk bytes must not be negative; window, batch rows and batch bytes must be positive"))
@@ -130,6 +137,7 @@ type Service struct {
 	wg       sync.WaitGroup
 
 	stats counters
+	dog   *watchdog
 }
 
 // counters are the service's own statistics, in the data of its endpoint
@@ -160,6 +168,10 @@ func Start(ctx context.Context, nc *nats.Conn, db *sql.DB, cfg Config, log *slog
 	// An answer of one message (an error given at once).
 	s.last = micro.WithHeaders(micro.Headers{HeaderSeq: {"0"}, HeaderEOS: {"true"}, HeaderDatabase: {database}})
 	s.base, s.cancel = context.WithCancelCause(context.Background())
+	if cfg.MaxRSS > 0 {
+		s.dog = newWatchdog(cfg.MaxRSS)
+		go s.dog.run(s.base, log)
+	}
 	svc, err := micro.AddService(nc, micro.Config{
 		Name:        ServiceName,
 		Version:     Version,
@@ -221,6 +233,7 @@ func (s *Service) statsData() map[string]int64 {
 		"refused": s.stats.Refused.Load(), "timed_out": s.stats.TimedOut.Load(),
 		"busy": s.stats.Busy.Load(), "truncated": s.stats.Truncated.Load(),
 		"rows": s.stats.Rows.Load(), "bytes": s.stats.Bytes.Load(), "running": s.stats.Running.Load(),
+		"memory_stopped": s.dog.Stopped(),
 	}
 }
 
@@ -293,6 +306,8 @@ func (s *Service) serve(ctx context.Context, reply string, q Query, format strin
 	}
 	s.stats.Running.Add(1)
 	defer s.stats.Running.Add(-1)
+	ctx, unwatch := s.dog.watch(ctx) // running, not waiting: the watchdog's to stop
+	defer unwatch()
 	if format == FormatJSON {
 		s.serveJSON(ctx, reply, q, timeout, start)
 		return
@@ -370,6 +385,9 @@ func (s *Service) answerError(reply string, e *Error, q Query, start time.Time) 
 
 // classify makes a time-out say which limit it hit.
 func (s *Service) classify(ctx context.Context, e *Error, timeout time.Duration) *Error {
+	if cause := context.Cause(ctx); errors.Is(cause, errMemory) {
+		return newError(503, "the query was stopped: "+cause.Error())
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return s.timeoutError(ctx, timeout, "")
 	}

@@ -104,6 +104,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
 	fs.StringVar(&o.query.InboxPrefix, "query-inbox-prefix", o.query.InboxPrefix, "query service: answer only on reply subjects below this `prefix` (the clients' inbox prefix)")
 	fs.Int64Var(&o.query.MaxRows, "query-max-rows", o.query.MaxRows, "query service: most rows in an answer; more are cut off and the answer says so")
+	fs.Int64Var(&o.query.MaxRSS, "query-max-rss", o.query.MaxRSS, "query service: the process's resident memory in bytes past which every running query is stopped with an error (a backstop above the ingester's own budget; 0: off)")
 	cli.LogFlags(fs, &o.logLevel, &o.logFormat, "info")
 	if err := cli.Parse(ctx, fs, args, nil); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
