@@ -3,7 +3,9 @@ package ingest_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/pipeline"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/workshop/synth"
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
@@ -206,9 +209,14 @@ func endToEnd(t *testing.T, pc pipeline.Config) {
 	for _, m := range bad {
 		var n int64
 		var reason string
-		db.QueryRow(`SELECT count(*), any_value(reason) FROM dead_letters WHERE reason_code = ? AND octet_length(raw) = ?`, m.code, len(m.data)).Scan(&n, &reason)
+		// raw keeps at most store.MaxDeadLetterRaw bytes; raw_size and
+		// raw_sha256 describe the whole message.
+		kept := min(len(m.data), store.MaxDeadLetterRaw)
+		sum := sha256.Sum256(m.data)
+		db.QueryRow(`SELECT count(*), any_value(reason) FROM dead_letters WHERE reason_code = ? AND octet_length(raw) = ? AND raw_size = ? AND raw_sha256 = ?`,
+			m.code, kept, len(m.data), hex.EncodeToString(sum[:])).Scan(&n, &reason)
 		if n != 1 || reason == "" {
-			t.Errorf("dead letter %s: %d rows with its raw bytes, reason %q; want 1 with a reason", m.code, n, reason)
+			t.Errorf("dead letter %s: %d rows with its raw bytes (%d kept of %d), reason %q; want 1 with a reason", m.code, n, kept, len(m.data), reason)
 		}
 	}
 	s := in.Stats().Snapshot()
