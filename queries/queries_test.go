@@ -33,6 +33,7 @@ var committed = map[string]string{
 	"migrations/0004_database_identity.sql":  "9e68bdadc99217d1e44026c7e8a6da2875a5edd2acda056630df24d529a96c2b",
 	"migrations/0005_dead_letter_replay.sql": "4784a06d5bf44a95655bd46258f2f0c0eb4645df31ff045543a8140a5bdc7212",
 	"migrations/0006_stored_plan_facts.sql":  "8863832b8c49b126adaed1a42941df9eda9f83623bd1b3e33efaeca11e6e1926",
+	"migrations/0007_dead_letter_bounds.sql": "02aff5c337b44d61b1af3ff2a3b9e398c8717b408b4512e31b73eaef6a6e200d",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {
