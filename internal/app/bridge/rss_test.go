@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,27 @@ func bridgeNeverEnding(tb testing.TB, sessions int) (events int, stderr string, 
 		tb.Fatal(err)
 	}
 	defer cmd.Process.Kill()
+	// VmHWM, read while the bridge runs (it only grows): ru_maxrss at
+	// exit would not do, as the child of a vfork+exec has the test
+	// process's own peak in it (a race-built test binary after many tests).
+	var hwm atomic.Int64
+	sampled := make(chan struct{})
+	stopSampling := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v, err := testkit.PeakRSS(cmd.Process.Pid); err == nil {
+				hwm.Store(max(hwm.Load(), v))
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	wrote := make(chan error, 1)
 	go func() {
 		err := neverEnding(stdin, sessions)
@@ -72,13 +94,15 @@ func bridgeNeverEnding(tb testing.TB, sessions int) (events int, stderr string, 
 			break
 		}
 	}
+	close(stopSampling)
+	<-sampled
 	if err := <-wrote; err != nil {
 		tb.Fatalf("writing the sessions: %v", err)
 	}
 	if err := cmd.Wait(); err != nil {
 		tb.Fatalf("bridge: %v\n%s", err, tail(errOut.String()))
 	}
-	return events, errOut.String(), testkit.ExitPeakRSS(cmd.ProcessState)
+	return events, errOut.String(), hwm.Load()
 }
 
 // TestBridgeRSSNeverEndingSessions (row 11): cmd/bridge -agent claude-code

@@ -71,8 +71,7 @@ func startIngester(t *testing.T) *ingesterProc {
 }
 
 // stop interrupts the ingester, waits for it, and returns its peak RSS in
-// bytes: VmHWM before the interrupt, and ru_maxrss over its whole life
-// (the stop included), the larger.
+// bytes: VmHWM before the interrupt.
 func (p *ingesterProc) stop(t *testing.T) int64 {
 	t.Helper()
 	hwm, err := testkit.PeakRSS(p.cmd.Process.Pid)
@@ -83,8 +82,10 @@ func (p *ingesterProc) stop(t *testing.T) int64 {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("ingester after SIGINT: %v\n%s", err, p.stderr.String())
 	}
-	t.Logf("ingester VmHWM before stop %d MiB, ru_maxrss at exit %d MiB", hwm>>20, testkit.ExitPeakRSS(p.cmd.ProcessState)>>20)
-	return max(hwm, testkit.ExitPeakRSS(p.cmd.ProcessState))
+	// Not ru_maxrss: the child of a vfork+exec has the test process's own
+	// peak in it (a race-built test binary after many tests: 900 MiB).
+	t.Logf("ingester VmHWM before stop %d MiB", hwm>>20)
+	return hwm
 }
 
 // stopCount is a count of the ingester's "otlp receiver stopped" line.
@@ -148,7 +149,7 @@ func post(to string, body []byte) (int, string) {
 func postUntilTaken(to string, body []byte, deadline time.Time) (status, retries int) {
 	for {
 		st, retry := post(to, body)
-		if st != http.StatusServiceUnavailable || time.Now().After(deadline) {
+		if (st != http.StatusServiceUnavailable && st != -1) || time.Now().After(deadline) {
 			return st, retries
 		}
 		wait, _ := strconv.Atoi(retry)
@@ -231,7 +232,10 @@ func TestIngesterRSSConcurrentRequests(t *testing.T) {
 				t.Errorf("request %d: 503 without Retry-After", i)
 			}
 			final[i] = st
-			if st == http.StatusServiceUnavailable {
+			// -1: the 503 came while the body was still being sent and the
+			// server closed the connection (it refuses before reading);
+			// the client saw the reset, as an exporter may, and retries.
+			if st == http.StatusServiceUnavailable || st == -1 {
 				time.Sleep(time.Second)
 				final[i], retried[i] = postUntilTaken(p.otlp, bodies[i], deadline)
 				retried[i]++
@@ -248,10 +252,10 @@ func TestIngesterRSSConcurrentRequests(t *testing.T) {
 		switch first[i] {
 		case http.StatusOK:
 			taken++
-		case http.StatusServiceUnavailable:
+		case http.StatusServiceUnavailable, -1:
 			refused++
 		default:
-			t.Errorf("request %d at first: %d, want 200 or 503", i, first[i])
+			t.Errorf("request %d at first: %d, want 200, or 503 (or the connection closed mid-upload)", i, first[i])
 		}
 		if final[i] != http.StatusOK {
 			t.Errorf("request %d in the end: %d, want 200", i, final[i])

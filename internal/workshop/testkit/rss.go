@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // PeakRSS is the peak resident set size, in bytes, of the running process
@@ -25,16 +24,6 @@ func PeakRSS(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("read peak RSS of process %d: no VmHWM in its status", pid)
-}
-
-// ExitPeakRSS is the peak resident set size, in bytes, of the process that
-// ps describes, over its whole life: wait4's ru_maxrss (kB on Linux). It
-// is 0 when ps holds no rusage.
-func ExitPeakRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss << 10
-	}
-	return 0
 }
 
 // DefaultEnv is the environment of the test without the variables that
