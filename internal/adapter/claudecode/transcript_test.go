@@ -57,29 +57,9 @@ func translateTranscript(tb testing.TB, ins ...[]byte) ([]*events.Event, []byte,
 // truthOf counts what realcli.Truth counts in evs.
 func truthOf(tb testing.TB, evs []*events.Event) realcli.Truth {
 	tb.Helper()
-	var got realcli.Truth
-	for _, e := range evs {
-		switch e.Type {
-		case events.SessionStarted:
-			got.Requests++
-		case events.PlanCreated:
-			got.Plans++
-		case events.PlanUpdated:
-			got.Replans++
-		case events.TaskCompleted:
-			got.Completions++
-		case events.ToolCalled:
-			var d events.ToolCalledData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				tb.Fatal(err)
-			}
-			if !d.Control {
-				got.RealCalls++
-				if !d.OK {
-					got.FailedCalls++
-				}
-			}
-		}
+	got, err := realcli.TruthOf(evs)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return got
 }

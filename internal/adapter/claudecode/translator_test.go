@@ -15,6 +15,7 @@ import (
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/plandialect"
 	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
+	"github.com/evosignal/evosignal/internal/workshop/realcli"
 )
 
 const source = "claude-code/bridge/test-host"
@@ -179,16 +180,17 @@ func FuzzRecord(f *testing.F) {
 // counted by hand in testdata/realcli/README.md, comes out exactly.
 func TestRealCLITaskTools(t *testing.T) {
 	for _, tt := range []struct {
-		capture string
-		want    realCounts
+		capture        string
+		want           realcli.Truth
+		control, ended int
 	}{
 		// Two runs (the second is claude -p --resume), one request each; 16
 		// control calls: TaskCreate 5, TaskUpdate 10, ToolSearch 1.
-		{"claude-code", realCounts{Sessions: 2, Plans: 2, Replans: 1, Real: 6, Failed: 1, Control: 16, Completions: 5, Ended: 2}},
+		{"claude-code", realcli.Truth{Requests: 2, Plans: 2, Replans: 1, RealCalls: 6, FailedCalls: 1, Completions: 5}, 16, 2},
 		// One run, three prompts; the third finishes its list and writes a
-		// fresh one: four requests; 25 control calls: TaskCreate 8, TaskUpdate
-		// 16, ToolSearch 1 (testdata/realcli/README.md counts them).
-		{"claude-code-one-run", realCounts{Sessions: 4, Plans: 4, Replans: 1, Real: 10, Failed: 1, Control: 25, Completions: 8, Ended: 4}},
+		// fresh one: four requests; 25 control calls: TaskCreate 8,
+		// TaskUpdate 16, ToolSearch 1 (testdata/realcli/README.md counts them).
+		{"claude-code-one-run", realcli.Truth{Requests: 4, Plans: 4, Replans: 1, RealCalls: 10, FailedCalls: 1, Completions: 8}, 25, 4},
 	} {
 		t.Run(tt.capture, func(t *testing.T) {
 			in, err := os.ReadFile("../../../testdata/realcli/" + tt.capture + "/hooks.jsonl")
@@ -199,54 +201,31 @@ func TestRealCLITaskTools(t *testing.T) {
 			if len(bad) > 0 {
 				t.Fatalf("malformed records: %v", bad)
 			}
-			got, trace := countReal(t, s.evs)
-			if got != tt.want {
-				t.Fatalf("bridged %+v, want %+v\n%s", got, tt.want, strings.Join(trace, "\n"))
+			var trace []string
+			control, ended := 0, 0
+			for _, e := range s.evs {
+				trace = append(trace, e.Subject[8:]+" "+adaptertest.Render(t, e))
+				switch e.Type {
+				case events.SessionEnded:
+					ended++
+				case events.ToolCalled:
+					var d events.ToolCalledData
+					if err := json.Unmarshal(e.Data, &d); err != nil {
+						t.Fatal(err)
+					}
+					if d.Control {
+						control++
+					}
+				}
+			}
+			if got := truthOf(t, s.evs); got != tt.want || control != tt.control || ended != tt.ended {
+				t.Fatalf("bridged %+v, %d control calls, %d ended; want %+v, %d, %d\n%s", got, control, ended, tt.want, tt.control, tt.ended, strings.Join(trace, "\n"))
 			}
 			if c.Malformed != 0 || c.Quality != (claudecode.Counts{}).Quality {
 				t.Fatalf("counts %+v: want no malformed record and no data-quality note", c)
 			}
 		})
 	}
-}
-
-type realCounts struct {
-	Sessions, Plans, Replans, Real, Failed, Control, Completions, Ended int
-}
-
-func countReal(t *testing.T, evs []*events.Event) (realCounts, []string) {
-	var got realCounts
-	var trace []string
-	for _, e := range evs {
-		trace = append(trace, e.Subject[8:]+" "+adaptertest.Render(t, e))
-		switch e.Type {
-		case events.SessionStarted:
-			got.Sessions++
-		case events.PlanCreated:
-			got.Plans++
-		case events.PlanUpdated:
-			got.Replans++
-		case events.TaskCompleted:
-			got.Completions++
-		case events.SessionEnded:
-			got.Ended++
-		case events.ToolCalled:
-			var d events.ToolCalledData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case d.Control:
-				got.Control++
-			case d.OK:
-				got.Real++
-			default:
-				got.Real++
-				got.Failed++
-			}
-		}
-	}
-	return got, trace
 }
 
 // TestTranslateJSONArray: a hook log committed as one JSON array of hook

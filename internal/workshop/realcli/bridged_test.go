@@ -3,12 +3,10 @@ package realcli_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/app/bridge"
-	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 	"github.com/evosignal/evosignal/internal/workshop/realcli"
 )
@@ -28,29 +26,9 @@ func checkBridged(t *testing.T, agent, in string, truth realcli.Truth) {
 		return out.Bytes()
 	}
 	first := bridged()
-	var got realcli.Truth
-	for _, e := range adaptertest.DecodeLines(t, first) {
-		switch e.Type {
-		case events.SessionStarted:
-			got.Requests++
-		case events.PlanCreated:
-			got.Plans++
-		case events.PlanUpdated:
-			got.Replans++
-		case events.TaskCompleted:
-			got.Completions++
-		case events.ToolCalled:
-			var d events.ToolCalledData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				t.Fatal(err)
-			}
-			if !d.Control {
-				got.RealCalls++
-				if !d.OK {
-					got.FailedCalls++
-				}
-			}
-		}
+	got, err := realcli.TruthOf(adaptertest.DecodeLines(t, first))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if got != truth {
 		t.Errorf("bridge -agent %s: %+v, want the script's %+v", agent, got, truth)

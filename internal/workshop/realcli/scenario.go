@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/workshop/fakemodel"
 )
 
@@ -302,4 +303,35 @@ func (sc Scenario) CallsOf(k Kind) []CallTruth {
 		}
 	}
 	return out
+}
+
+// TruthOf counts in evs, events an adapter made of a CLI's files, what
+// Truth counts: requests (session starts), plans, replans, completions,
+// real calls (not control calls) and the failed ones.
+func TruthOf(evs []*events.Event) (Truth, error) {
+	var got Truth
+	for _, e := range evs {
+		switch e.Type {
+		case events.SessionStarted:
+			got.Requests++
+		case events.PlanCreated:
+			got.Plans++
+		case events.PlanUpdated:
+			got.Replans++
+		case events.TaskCompleted:
+			got.Completions++
+		case events.ToolCalled:
+			var d events.ToolCalledData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return Truth{}, fmt.Errorf("event %s: %w", e.ID, err)
+			}
+			if !d.Control {
+				got.RealCalls++
+				if !d.OK {
+					got.FailedCalls++
+				}
+			}
+		}
+	}
+	return got, nil
 }
