@@ -25,6 +25,12 @@ func TestCodexCodeMode(t *testing.T) {
 	t.Run("rollout", func(t *testing.T) { checkCodeModeRollouts(t, sc, run.cx, run.rollouts) })
 	t.Run("hooks", func(t *testing.T) { checkCodeModeHooks(t, sc, run.cx) })
 	t.Run("bridged", func(t *testing.T) { checkBridged(t, "codex", run.cx.CodexHome, sc.Truth) })
+	t.Run("bridged hooks", func(t *testing.T) {
+		// Codex's hooks carry no exit code: the failed command is not seen.
+		truth := sc.Truth
+		truth.FailedCalls = 0
+		checkBridged(t, "codex", run.cx.HookLog, truth)
+	})
 }
 
 // nested returns the calls the exec calls of the scenario make, in order.

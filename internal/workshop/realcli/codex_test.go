@@ -61,6 +61,12 @@ func TestCodex(t *testing.T) {
 	t.Run("rollout", func(t *testing.T) { checkRollouts(t, sc, run.cx, run.rollouts) })
 	t.Run("hooks", func(t *testing.T) { checkCodexHooks(t, sc, run.cx) })
 	t.Run("bridged", func(t *testing.T) { checkBridged(t, "codex", run.cx.CodexHome, sc.Truth) })
+	t.Run("bridged hooks", func(t *testing.T) {
+		// Codex's hooks carry no exit code: the failed command is not seen.
+		truth := sc.Truth
+		truth.FailedCalls = 0
+		checkBridged(t, "codex", run.cx.HookLog, truth)
+	})
 }
 
 // codexRun is one scenario's run of Codex: the CLI, the scripted requests
