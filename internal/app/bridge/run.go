@@ -52,7 +52,8 @@ session rests on evidence only (every planned task completed, an error
 end, the agent's own verdict), else it is unknown. Malformed records are
 reported on stderr with their line or record number and skipped; an input
 of which no record could be used, or most records were malformed, is an
-error that says what the input looks like, and so is an empty one; a long
+error (naming the format of its first record, when the bridge knows it),
+and so is an empty one; a long
 backfill logs its progress; a summary line ends the run. Events go to NATS JetStream with -nats (the
 stream must capture <prefix>.<agent>, as the one ingest creates does), or as
 JSON lines to -out. A flag that -agent does
