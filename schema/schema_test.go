@@ -140,7 +140,7 @@ func TestCurrent(t *testing.T) {
 		name, want string
 	}{
 		{"event.json", Latest + "/event.json"},
-		{"agent.session.ended.json", "v1.1/agent.session.ended.json"},
+		{"agent.session.ended.json", "v1.2/agent.session.ended.json"},
 		{"agent.plan.created.json", "v1/agent.plan.created.json"},
 		{"task.json", "v1/task.json"},
 		{"nope.json", ""},
@@ -341,6 +341,43 @@ func TestV1_1(t *testing.T) {
 		}
 		if got := validate(t, v11, tt.raw) == nil; got != tt.v1_1 {
 			t.Errorf("%s: valid v1.1 = %v, want %v", tt.name, got, tt.v1_1)
+		}
+	}
+}
+
+// TestV1_2 checks what v1.2 adds: agent.session.ended usage, which v1.1
+// rejects; its counts are whole and non-negative, model_calls and model_ms
+// required, nothing else allowed in it.
+func TestV1_2(t *testing.T) {
+	schemas := eventSchemas(t)
+	v11, v12 := schemas[EventV1_1], schemas[EventV1_2]
+	ended := func(usage string) []byte {
+		u := ""
+		if usage != "" {
+			u = `,"usage":` + usage
+		}
+		return []byte(`{"specversion":"1.0","id":"a","source":"coder","type":"agent.session.ended","time":"2025-06-12T10:00:00Z","subject":"s","datacontenttype":"application/json","seq":2,` +
+			`"data":{"outcome":"unknown","replans":0,"tool_calls":0,"failed_tool_calls":0,"iterations":3,"duration_ms":5` + u + `}}`)
+	}
+	tests := []struct {
+		name       string
+		raw        []byte
+		v1_1, v1_2 bool
+	}{
+		{"no usage", ended(""), true, true},
+		{"usage", ended(`{"model_calls":3,"input_tokens":1200,"output_tokens":80,"cached_input_tokens":1000,"model_ms":900}`), false, true},
+		{"usage without tokens", ended(`{"model_calls":3,"model_ms":900}`), false, true},
+		{"usage without model_calls", ended(`{"input_tokens":1,"model_ms":9}`), false, false},
+		{"negative tokens", ended(`{"model_calls":1,"input_tokens":-1,"model_ms":9}`), false, false},
+		{"fractional tokens", ended(`{"model_calls":1,"output_tokens":1.5,"model_ms":9}`), false, false},
+		{"unknown member", ended(`{"model_calls":1,"model_ms":9,"cost_usd":0.1}`), false, false},
+	}
+	for _, tt := range tests {
+		if got := validate(t, v11, tt.raw) == nil; got != tt.v1_1 {
+			t.Errorf("%s: valid v1.1 = %v, want %v", tt.name, got, tt.v1_1)
+		}
+		if got := validate(t, v12, tt.raw) == nil; got != tt.v1_2 {
+			t.Errorf("%s: valid v1.2 = %v, want %v", tt.name, got, tt.v1_2)
 		}
 	}
 }

@@ -95,6 +95,22 @@ type SessionEndedData struct {
 	Iterations      int64    `json:"iterations"`
 	DurationMS      int64    `json:"duration_ms"`
 	Feedback        Feedback `json:"feedback,omitempty"`
+	// Usage (v1.2) is what the session's model calls used, when the agent
+	// reported it.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a session's model calls used (agent.session.ended, v1.2):
+// the calls made, and the tokens and time they took as far as they were
+// reported. A token count is absent when no call reported it, never 0 for
+// unknown.
+type Usage struct {
+	ModelCalls        int64  `json:"model_calls"`
+	InputTokens       *int64 `json:"input_tokens,omitempty"`
+	OutputTokens      *int64 `json:"output_tokens,omitempty"`
+	CachedInputTokens *int64 `json:"cached_input_tokens,omitempty"`
+	// ModelMS is the model calls' wall time summed.
+	ModelMS int64 `json:"model_ms"`
 }
 
 // MarshalJSON encodes d with nil Tools as [].

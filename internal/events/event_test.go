@@ -306,7 +306,7 @@ func TestTypes(t *testing.T) {
 		}
 		want := "https://schema.evosignal.dev/v1/" + string(typ) + ".json"
 		if typ == SessionEnded {
-			want = "https://schema.evosignal.dev/v1.1/" + string(typ) + ".json"
+			want = "https://schema.evosignal.dev/v1.2/" + string(typ) + ".json"
 		}
 		if got := typ.DataSchema(); got != want {
 			t.Errorf("%s.DataSchema() = %q, want %q", typ, got, want)

@@ -45,16 +45,17 @@ func (t Type) Known() bool {
 // attribute to choose a schema.
 func (t Type) DataSchema() string {
 	if t == SessionEnded {
-		return SchemaBaseV1_1 + string(t) + ".json"
+		return SchemaBaseV1_2 + string(t) + ".json"
 	}
 	return SchemaBaseV1 + string(t) + ".json"
 }
 
-// SchemaBaseV1 and SchemaBaseV1_1 are the URL prefixes of the v1 and v1.1
-// JSON Schema $ids (identifiers, never fetched).
+// SchemaBaseV1, SchemaBaseV1_1 and SchemaBaseV1_2 are the URL prefixes of
+// the v1, v1.1 and v1.2 JSON Schema $ids (identifiers, never fetched).
 const (
 	SchemaBaseV1   = "https://schema.evosignal.dev/v1/"
 	SchemaBaseV1_1 = "https://schema.evosignal.dev/v1.1/"
+	SchemaBaseV1_2 = "https://schema.evosignal.dev/v1.2/"
 )
 
 // lookupType maps a type name to its constant without allocating.

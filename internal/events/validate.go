@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// This file mirrors schema/v1/*.json in code. The schema is the source of
+// This file mirrors the latest schema (schema/v1*/…) in code. The schema is the source of
 // truth; the differential tests and FuzzDecode check that the two accept
 // exactly the same messages.
 
@@ -22,6 +22,7 @@ const (
 	fStrings              // array of strings, each at least minLen runes
 	fInts                 // array of integers in [min, 2^53-1]
 	fTasks                // array of Task
+	fObject               // object of spec obj
 )
 
 // field describes one member of a data object.
@@ -34,6 +35,7 @@ type field struct {
 	maxLen   int
 	min      int64
 	enum     []string
+	obj      *objSpec // fObject's members
 }
 
 // objSpec describes a data object; it rejects members it does not list.
@@ -70,6 +72,9 @@ func enum(name string, values []string) field {
 	return field{name: name, kind: fEnum, enum: values}
 }
 func nullable(f field) field { f.nullable = true; return f }
+func object(name string, spec *objSpec) field {
+	return field{name: name, kind: fObject, obj: spec}
+}
 
 var taskSpec = objSpec{fields: []field{
 	req(integer("id", 1)),
@@ -143,8 +148,18 @@ var dataSpecs = map[Type]*objSpec{
 		req(integer("iterations", 0)),
 		req(integer("duration_ms", 0)),
 		enum("feedback", feedbacks),
+		object("usage", &usageSpec),
 	}},
 }
+
+// usageSpec is agent.session.ended's usage (v1.2).
+var usageSpec = objSpec{fields: []field{
+	req(integer("model_calls", 0)),
+	integer("input_tokens", 0),
+	integer("output_tokens", 0),
+	integer("cached_input_tokens", 0),
+	req(integer("model_ms", 0)),
+}}
 
 // fixup records an integer written in a non-canonical form (1.0, 1e0, -0),
 // to be rewritten in the stored data.
@@ -236,6 +251,8 @@ func (v *validator) field(i int32, f *field) *Error {
 			return v.err(quote(s) + " is not one of " + strings.Join(f.enum, ", "))
 		}
 		return v.err("got " + k.String() + ", want one of " + strings.Join(f.enum, ", "))
+	case fObject:
+		return v.object(i, f.obj)
 	}
 	// Arrays.
 	if k != kArray {

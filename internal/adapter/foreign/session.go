@@ -189,6 +189,7 @@ type Session struct {
 	start      events.SessionStartedData // the first request's, for the next ones
 	startAt    time.Time                 // the request's
 	iterations int64
+	usage      usage // the request's model calls (Model)
 	replans    int64 // agent.plan.updated events of the request
 	calls      int64 // agent.tool.called events of the request
 	failed     int64
@@ -256,6 +257,63 @@ func (s *Session) Requests() int { return s.n }
 // turn) in the request in force: agent.session.ended's iterations.
 func (s *Session) Iterate() { s.iterations++ }
 
+// Model is one model call as the foreign record states it: what it used,
+// as far as the record says.
+type Model struct {
+	// Input, Output and Cached are its token counts (Cached: input tokens
+	// read from a prompt cache, a part of Input); each nil when not
+	// reported.
+	Input, Output, Cached *int64
+	Duration              time.Duration
+}
+
+// usage is a request's model calls summed.
+type usage struct {
+	calls                 int64
+	input, output, cached *int64
+	ms                    int64
+}
+
+func addCount(sum **int64, n *int64) {
+	if n == nil {
+		return
+	}
+	if *sum == nil {
+		*sum = new(int64)
+	}
+	**sum += *n
+}
+
+func copied(n *int64) *int64 {
+	if n == nil {
+		return nil
+	}
+	v := *n
+	return &v
+}
+
+// Model counts one model call of the request in force: an iteration
+// (Iterate), and what it used, summed into agent.session.ended's usage.
+func (s *Session) Model(m Model) {
+	s.iterations++
+	s.usage.calls++
+	addCount(&s.usage.input, m.Input)
+	addCount(&s.usage.output, m.Output)
+	addCount(&s.usage.cached, m.Cached)
+	s.usage.ms += max(m.Duration.Milliseconds(), 0)
+}
+
+// Planned applies a plan the agent stated other than by a tool call (an
+// OpenTelemetry plan span's content): what was held is flushed first, and
+// the plan goes through the core like a plan call's list, its events at at,
+// with no control call.
+func (s *Session) Planned(ctx context.Context, at At, p plandialect.Plan) error {
+	if err := s.Flush(ctx); err != nil {
+		return err
+	}
+	return s.apply(ctx, at, p)
+}
+
 // Started reports whether Start was called.
 func (s *Session) Started() bool { return s.started }
 
@@ -303,6 +361,7 @@ func (s *Session) next(ctx context.Context, at At) error {
 		s.id = hashed(s.id)
 	}
 	s.seq, s.iterations, s.replans, s.calls, s.failed = 0, 0, 0, 0, 0
+	s.usage = usage{}
 	s.taskCalls, s.taskFails = map[int64]int64{}, map[int64]int64{}
 	if !s.started {
 		return nil
@@ -664,10 +723,15 @@ func (s *Session) End(ctx context.Context, at At, outcome events.Outcome) error 
 }
 
 func (s *Session) ended(ctx context.Context, at At, outcome events.Outcome) error {
-	return s.emit(ctx, at, "", events.SessionEnded, events.SessionEndedData{
+	d := events.SessionEndedData{
 		Outcome: outcome, Replans: s.replans, ToolCalls: s.calls, FailedToolCalls: s.failed,
 		Iterations: s.iterations, DurationMS: max(at.Time.Sub(s.startAt).Milliseconds(), 0),
-	})
+	}
+	if u := s.usage; u.calls > 0 {
+		d.Usage = &events.Usage{ModelCalls: u.calls, InputTokens: copied(u.input), OutputTokens: copied(u.output),
+			CachedInputTokens: copied(u.cached), ModelMS: u.ms}
+	}
+	return s.emit(ctx, at, "", events.SessionEnded, d)
 }
 
 // maxKey is the longest event id and session id of the contract.

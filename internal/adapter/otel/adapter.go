@@ -48,7 +48,7 @@ type translation struct {
 	malformed int64 // lines that did not decode
 }
 
-// Read maps the whole input: at its end every trace with an agent span is
+// Read maps the whole input: at its end every trace with a GenAI span is
 // mapped, so Close has nothing left to do.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
 	return ReadJSONLines(ctx, in, t.env.MaxRecord, t.m, func(e *LineError) {

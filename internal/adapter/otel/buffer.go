@@ -12,9 +12,9 @@ const spanOverhead = 512
 // size is what s costs while buffered, in bytes (an estimate that errs
 // high: the strings and arguments it holds plus spanOverhead).
 func (s *span) size() int64 {
-	n := len(s.trace) + len(s.id) + len(s.parent) + len(s.op) + len(s.conversation) + len(s.agentName) +
-		len(s.agentVersion) + len(s.model) + len(s.goal) + len(s.tool) + len(s.args) + len(s.errMsg) +
-		len(s.errType) + len(s.service) + len(s.version)
+	n := len(s.trace) + len(s.id) + len(s.parent) + len(s.name) + len(s.convention) + len(s.conversation) +
+		len(s.agentName) + len(s.agentVersion) + len(s.model) + len(s.goal) + len(s.output) + len(s.tool) +
+		len(s.callID) + len(s.args) + len(s.errMsg) + len(s.errType) + len(s.service) + len(s.version)
 	return int64(n) + spanOverhead
 }
 
@@ -25,16 +25,16 @@ type traceBuf struct {
 	ids   map[string]bool
 	bytes int64         // the spans' size
 	last  time.Time     // when its last span arrived
-	agent bool          // has an invoke_agent span
-	root  bool          // has an invoke_agent span without parent
+	agent bool          // has a mappable span (an agent, workflow, model, tool or plan span)
+	root  bool          // has a span without parent
 	idle  *list.Element // in pending.idle
-	aged  *list.Element // in pending.agents; nil without an agent span
+	aged  *list.Element // in pending.agents; nil without a mappable span
 }
 
 // pending is the traces waiting to be mapped, byte- and span-accounted,
 // each in O(1): idle orders all of them by their last span's arrival (the
 // front is the least recently active, evicted first), agents orders those
-// with an invoke_agent span the same way (the front lingered longest).
+// with a mappable span the same way (the front lingered longest).
 type pending struct {
 	m      map[string]*traceBuf
 	idle   list.List
@@ -74,9 +74,9 @@ func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
 	b.bytes += n
 	p.bytes += n
 	p.spans++
-	if s.op == opInvokeAgent {
+	b.root = b.root || s.parent == ""
+	if s.kind.mappable() {
 		b.agent = true
-		b.root = b.root || s.parent == ""
 		if b.aged == nil {
 			b.aged = p.agents.PushBack(b)
 		}
@@ -103,7 +103,7 @@ func (p *pending) oldest() *traceBuf {
 	return nil
 }
 
-// lingering is the trace with an agent span that has been idle longest,
+// lingering is the trace with a mappable span that has been idle longest,
 // nil when there is none.
 func (p *pending) lingering() *traceBuf {
 	if e := p.agents.Front(); e != nil {

@@ -27,7 +27,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 // writes it: one ExportTraceServiceRequest in JSON per line, each at most
 // max bytes (records.DefaultMax when max is not positive). A line that does
 // not decode, holds no span or is too long goes to onErr and is skipped. At
-// the end of r the input is complete: every trace with an agent span is
+// the end of r the input is complete: every trace with a GenAI span is
 // mapped (Mapper.Flush).
 func ReadJSONLines(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
 	lr := records.NewLines(r, max)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +25,9 @@ const (
 	// DefaultMaxBytes bounds the buffered spans' size: 256 MiB, a sixth of
 	// the ingester's memory budget (docs/operations.md, "Memory limit").
 	DefaultMaxBytes = 256 << 20
-	// DefaultMaxIdle is how long a trace without an invoke_agent span may
-	// wait for its next span before it is dropped.
+	// DefaultMaxIdle is how long a trace without a GenAI span (no agent,
+	// workflow, model, tool or plan span) may wait for its next span before
+	// it is dropped.
 	DefaultMaxIdle = 10 * time.Minute
 )
 
@@ -35,17 +38,17 @@ type Config struct {
 	// operations (docs/plan-dialects.md, "Markdown plan files"); the zero
 	// value reads none.
 	Files plandialect.FilesConfig
-	// Linger: a trace with an invoke_agent span but no root invoke_agent
-	// span (the agent ran under another span, e.g. an HTTP handler's) is
-	// mapped this long after its last span arrived (Sweep).
+	// Linger: a trace with a GenAI span whose root span has not arrived
+	// (its root is another service's, or still running) is mapped this long
+	// after its last span arrived (Sweep).
 	Linger time.Duration
 	// MaxSpans and MaxBytes bound the spans held for traces not mapped yet
 	// (their count, and their size as span.size estimates it); beyond
 	// either the least recently active trace is dropped (Stats.Evicted).
 	MaxSpans int
 	MaxBytes int64
-	// MaxIdle: a trace without an invoke_agent span whose last span arrived
-	// this long ago is dropped by Sweep (Stats.Expired).
+	// MaxIdle: a trace without a GenAI span whose last span arrived this
+	// long ago is dropped by Sweep (Stats.Expired).
 	MaxIdle time.Duration
 	// Remember is how many mapped traces are remembered, so that their late
 	// or re-sent spans are dropped instead of starting a new trace.
@@ -89,42 +92,52 @@ type Stats struct {
 	Events   int64 // events emitted
 	// AfterMapped: spans of a trace already mapped (re-sent, or late), dropped.
 	AfterMapped int64
-	// Unmapped: traces dropped without an invoke_agent span (Flush).
+	// Unmapped: traces dropped without a GenAI span: at Flush, or when
+	// their root span arrived.
 	Unmapped int64
 	// Evicted: traces dropped unmapped because MaxSpans or MaxBytes was
 	// reached, holding EvictedSpans spans of EvictedBytes bytes.
 	Evicted, EvictedSpans, EvictedBytes int64
-	// Expired: traces without an invoke_agent span dropped after MaxIdle.
+	// Expired: traces without a GenAI span dropped after MaxIdle.
 	Expired int64
 	// Cut: sessions mapped from a trace whose earlier spans were evicted
 	// or expired: they lack what those spans held.
 	Cut int64
-	// Abandoned: traces with an invoke_agent span that Flush did not map
+	// Abandoned: traces with a GenAI span that Flush did not map
 	// before its context ended (a stop's grace period).
 	Abandoned int64
 	// Waiting: traces buffered now, holding WaitingSpans spans of
 	// WaitingBytes bytes.
 	Waiting, WaitingSpans, WaitingBytes int64
 	Quality                             foreign.Quality
+	// PlanSpansUnread: plan spans whose plan could not be read (no
+	// plan-tool call under them, no checklist in their content).
+	PlanSpansUnread int64
+	// Conventions counts the spans read by each convention
+	// (conventionGenAI, …), for the report.
+	Conventions map[string]int64
 }
 
 // Notes returns the data-quality sentences of s.
 func (s Stats) Notes() []string {
 	n := s.Quality.Notes()
 	if s.Unmapped > 0 {
-		n = append(n, fmt.Sprintf("%d traces had no invoke_agent span and were not mapped", s.Unmapped))
+		n = append(n, fmt.Sprintf("%d traces had no GenAI span (no agent, workflow, model, tool or plan span of a convention read, docs/otel.md) and were not mapped", s.Unmapped))
 	}
 	if s.Evicted > 0 {
 		n = append(n, fmt.Sprintf("%d traces (%d spans, %d bytes) were dropped unmapped: more waited than the buffer holds", s.Evicted, s.EvictedSpans, s.EvictedBytes))
 	}
 	if s.Expired > 0 {
-		n = append(n, fmt.Sprintf("%d traces without an invoke_agent span were dropped after waiting too long for their next span", s.Expired))
+		n = append(n, fmt.Sprintf("%d traces without a GenAI span were dropped after waiting too long for their next span", s.Expired))
 	}
 	if s.Cut > 0 {
 		n = append(n, fmt.Sprintf("%d sessions were mapped from traces whose earlier spans had been dropped (buffer full or idle too long): they lack those spans' tool calls and plans", s.Cut))
 	}
 	if s.Abandoned > 0 {
-		n = append(n, fmt.Sprintf("%d traces with an invoke_agent span were dropped unmapped at stop: the grace period ended first", s.Abandoned))
+		n = append(n, fmt.Sprintf("%d traces with a GenAI span were dropped unmapped at stop: the grace period ended first", s.Abandoned))
+	}
+	if s.PlanSpansUnread > 0 {
+		n = append(n, fmt.Sprintf("%d plan spans (planning boundaries) carried no plan that could be read: no plan-tool call under them and no checklist in their model call's output; they were not counted as plans or replans (with content capture off, gen_ai.output.messages is not recorded)", s.PlanSpansUnread))
 	}
 	if s.AfterMapped > 0 {
 		n = append(n, fmt.Sprintf("%d spans arrived after their trace was mapped (re-sent or late) and were dropped", s.AfterMapped))
@@ -132,9 +145,9 @@ func (s Stats) Notes() []string {
 	return n
 }
 
-// Mapper turns OTLP traces of the GenAI semantic conventions into evosignal
-// events for a sink. It holds each trace's spans until the trace's agent run
-// is complete (see docs/otel.md, "Order and completeness"), then maps the
+// Mapper turns OTLP traces into evosignal events for a sink, reading each
+// span by the convention it follows (conventions.go). It holds each trace's
+// spans until the trace is complete (see docs/otel.md, "Order and completeness"), then maps the
 // trace as one session. Safe for concurrent use; Send is called under its
 // lock, so events reach the sink in order. Every operation on the buffer is
 // O(1) per span or trace, whatever waits.
@@ -173,18 +186,21 @@ func (m *Mapper) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.stats
+	s.Conventions = maps.Clone(s.Conventions)
 	s.Waiting, s.WaitingSpans, s.WaitingBytes = int64(m.pending.len()), int64(m.pending.spans), m.pending.bytes
 	return s
 }
 
 // Consume takes the spans of td, received at now, and maps every trace
-// whose root invoke_agent span has arrived. It returns the number of spans
+// with a GenAI span whose root span has arrived; a trace whose root span
+// arrived without any is dropped (Stats.Unmapped). It returns the number of spans
 // it rejected (no trace or span id); an error comes from the sink, and the
 // traces not mapped because of it stay pending.
 func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (rejected int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var ready []*traceBuf
+	queued := map[*traceBuf]bool{}
 	for _, rs := range td.ResourceSpans().All() {
 		res := rs.Resource().Attributes()
 		for _, ss := range rs.ScopeSpans().All() {
@@ -195,13 +211,28 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 					rejected++
 					continue
 				}
-				if b := m.add(s, now); b != nil && s.op == opInvokeAgent && s.parent == "" {
+				if s.kind.mappable() {
+					if m.stats.Conventions == nil {
+						m.stats.Conventions = map[string]int64{}
+					}
+					m.stats.Conventions[s.convention]++
+				}
+				if b := m.add(s, now); b != nil && b.root && !queued[b] {
+					queued[b] = true
 					ready = append(ready, b)
 				}
 			}
 		}
 	}
 	m.stats.Rejected += rejected
+	ready = slices.DeleteFunc(ready, func(b *traceBuf) bool {
+		if b.agent || m.pending.m[b.id] != b {
+			return false
+		}
+		m.drop(b) // complete, and nothing of it is read
+		m.stats.Unmapped++
+		return true
+	})
 	return rejected, m.mapTraces(ctx, ready)
 }
 
@@ -235,8 +266,8 @@ func (m *Mapper) drop(b *traceBuf) {
 	m.cut.add(b.id)
 }
 
-// Sweep maps the traces with an invoke_agent span whose last span arrived
-// at least Linger before now, and drops those without one idle for MaxIdle.
+// Sweep maps the traces with a GenAI span whose last span arrived at least
+// Linger before now, and drops those without one idle for MaxIdle.
 func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -246,7 +277,7 @@ func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 		if now.Sub(b.last) < m.cfg.MaxIdle {
 			break
 		}
-		if !b.agent { // one with an agent span is mapped below, or after Linger
+		if !b.agent { // one with a GenAI span is mapped below, or after Linger
 			m.stats.Expired++
 			m.drop(b)
 		}
@@ -262,7 +293,7 @@ func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 	return m.mapTraces(ctx, ready)
 }
 
-// Flush maps every pending trace with an invoke_agent span and drops the
+// Flush maps every pending trace with a GenAI span and drops the
 // others (Stats.Unmapped): the input is complete. When ctx ends first, the
 // traces not mapped yet are dropped and counted (Stats.Abandoned) and the
 // error says so.
@@ -290,7 +321,7 @@ func (m *Mapper) Flush(ctx context.Context) error {
 			n++
 		}
 		m.stats.Abandoned += int64(n)
-		err = fmt.Errorf("%d traces with an agent span dropped unmapped: %w", n, err)
+		err = fmt.Errorf("%d traces with a GenAI span dropped unmapped: %w", n, err)
 	}
 	return err
 }
@@ -308,7 +339,8 @@ func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf) error {
 		if err != nil {
 			return fmt.Errorf("map trace %s: %w", b.id, err)
 		}
-		m.stats.Quality.Add(q)
+		m.stats.Quality.Add(q.Quality)
+		m.stats.PlanSpansUnread += q.PlanSpansUnread
 		m.stats.Sessions++
 		if m.cut.has(b.id) {
 			m.stats.Cut++

@@ -152,23 +152,40 @@ func TestMapDeterministic(t *testing.T) {
 	}
 }
 
-// TestMapLateAndUnmapped: spans after their trace was mapped, and traces
-// without an agent span, are counted and dropped.
+// TestMapLateAndUnmapped: spans after their trace was mapped are counted
+// and dropped; a trace without any GenAI span (an HTTP request's) is
+// dropped and counted when its root span arrives; a trace whose agent span
+// is missing is still a session, bounded by what it has.
 func TestMapLateAndUnmapped(t *testing.T) {
 	ss := adaptertest.Generate(4, 2, planTools, genStart, false)
 	exports := oteltest.Exports(1, ss[:1])
-	orphan := oteltest.Exports(1, ss[1:])
+	headless := oteltest.Exports(1, ss[1:])
 	// The second session without its invoke_agent span: drop the last span of
 	// the last export (the root comes last).
-	last := orphan[len(orphan)-1].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	last := headless[len(headless)-1].ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 	last.RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
-	all := append(append(exports, exports...), orphan...)
-	_, st := mapAll(t, all)
-	if st.Sessions != 1 || st.Unmapped != 1 || st.AfterMapped == 0 {
-		t.Errorf("stats %+v: want 1 session, 1 unmapped trace, re-sent spans dropped", st)
+	plain := ptrace.NewTraces()
+	sp := plain.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	sp.SetTraceID([16]byte{9, 9, 9})
+	sp.SetSpanID([8]byte{9})
+	sp.SetName("GET /health")
+	sp.Attributes().PutStr("http.request.method", "GET")
+	all := append(append(append(exports, exports...), headless...), plain)
+	s, st := mapAll(t, all)
+	if st.Sessions != 2 || st.Unmapped != 1 || st.AfterMapped == 0 {
+		t.Errorf("stats %+v: want 2 sessions, 1 unmapped trace, re-sent spans dropped", st)
+	}
+	var headlessCalls int64
+	for _, e := range s.evs {
+		if d, ok := mustPayload(t, e).(*events.ToolCalledData); ok && !d.Control && e.Subject == oteltest.TraceID(ss[1]).String() {
+			headlessCalls++
+		}
+	}
+	if headlessCalls != ss[1].RealCalls {
+		t.Errorf("the trace without its agent span: %d real calls mapped, want %d", headlessCalls, ss[1].RealCalls)
 	}
 	notes := strings.Join(st.Notes(), "\n")
-	for _, want := range []string{"1 traces had no invoke_agent span", "spans arrived after their trace was mapped"} {
+	for _, want := range []string{"1 traces had no GenAI span", "spans arrived after their trace was mapped"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", st.Notes(), want)
 		}
@@ -283,7 +300,7 @@ func TestMapConversationRuns(t *testing.T) {
 	}
 }
 
-// TestMapExpiresAndNotesCut: a trace without an agent span idle for MaxIdle
+// TestMapExpiresAndNotesCut: a trace without a GenAI span idle for MaxIdle
 // is dropped by Sweep; when its run's spans then arrive, the session is
 // mapped and counted as cut.
 func TestMapExpiresAndNotesCut(t *testing.T) {
@@ -292,9 +309,15 @@ func TestMapExpiresAndNotesCut(t *testing.T) {
 	children, root := ptrace.NewTraces(), ptrace.NewTraces()
 	td.CopyTo(children)
 	td.CopyTo(root)
+	// The children as spans of no convention (an HTTP client's under the
+	// agent's): they alone make no session, and expire.
 	for _, rs := range children.ResourceSpans().All() {
 		for _, sc := range rs.ScopeSpans().All() {
 			sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.ParentSpanID().IsEmpty() })
+			for _, sp := range sc.Spans().All() {
+				sp.Attributes().Clear()
+				sp.SetName("POST /v1/things")
+			}
 		}
 	}
 	for _, rs := range root.ResourceSpans().All() {
@@ -353,4 +376,13 @@ func TestMapEvictsBytes(t *testing.T) {
 	if st := m.Stats(); st.Evicted == 0 || st.EvictedBytes == 0 || st.EvictedSpans+st.WaitingSpans != st.Spans {
 		t.Errorf("stats %+v: want evictions, with every span accounted", st)
 	}
+}
+
+func mustPayload(tb testing.TB, e *events.Event) any {
+	tb.Helper()
+	p, err := e.Payload()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
 }

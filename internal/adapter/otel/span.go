@@ -2,56 +2,62 @@ package otel
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
-// The attributes read, as named by the OpenTelemetry GenAI semantic
-// conventions (docs/otel.md lists where each was verified).
+// kind is what a span is to the mapping, whatever convention named it.
+type kind uint8
+
 const (
-	attrOperation      = "gen_ai.operation.name"
-	attrConversationID = "gen_ai.conversation.id"
-	attrAgentName      = "gen_ai.agent.name"
-	attrAgentVersion   = "gen_ai.agent.version"
-	attrRequestModel   = "gen_ai.request.model"
-	attrResponseModel  = "gen_ai.response.model"
-	attrInputMessages  = "gen_ai.input.messages"
-	attrToolName       = "gen_ai.tool.name"
-	attrToolArguments  = "gen_ai.tool.call.arguments"
-	attrErrorType      = "error.type"
-	attrServiceName    = "service.name"
-	attrServiceVersion = "service.version"
+	kindOther    kind = iota // read for its place in the trace only
+	kindAgent                // an agent run (invoke_agent, AGENT, traceloop agent)
+	kindWorkflow             // a run above or without an agent (invoke_workflow, CHAIN, traceloop workflow, ai.generateText)
+	kindModel                // one model call: an iteration of the agent loop
+	kindTool                 // one tool call
+	kindPlan                 // a planning boundary (the GenAI plan operation)
 )
 
-// Operations (gen_ai.operation.name values) the mapping reads.
-const (
-	opInvokeAgent = "invoke_agent"
-	opExecuteTool = "execute_tool"
-)
+// mappable reports whether a span of k makes its trace a session.
+func (k kind) mappable() bool { return k != kindOther }
 
-// inference operations: each span is one model call, an iteration of the
-// agent loop.
-var inference = map[string]bool{"chat": true, "text_completion": true, "generate_content": true}
+// usage is a model call's token counts; has tells whether the span carried
+// any of them.
+type usage struct {
+	input, output, cached int64
+	has                   bool
+}
+
+func (u *usage) add(o usage) {
+	u.input += o.input
+	u.output += o.output
+	u.cached += o.cached
+	u.has = u.has || o.has
+}
 
 // span is what the mapping needs of one OTLP span, copied out of pdata so
-// that buffered spans do not hold the request.
+// that buffered spans do not hold the request. A convention's reader
+// (conventions.go) fills it.
 type span struct {
 	trace, id, parent string // lower-case hex
 	start, end        time.Time
-	op                string
-	conversation      string
+	name              string
+	convention        string // the convention that classified it, "" for kindOther
+	kind              kind
+	conversation      string // the session id a convention carries
 	agentName         string
 	agentVersion      string
 	model             string
-	goal              string
-	tool              string
-	args              []byte // nil when not recorded
+	goal              string // the user's first message
+	output            string // a model call's output text (a plan span's content)
+	tool, callID      string
+	args              []byte // a tool call's arguments; nil when not recorded
 	failed            bool
 	errMsg, errType   string
 	service, version  string // resource service.name, service.version
+	usage             usage
 }
 
 func (s *span) duration() time.Duration { return max(s.end.Sub(s.start), 0) }
@@ -64,37 +70,39 @@ func readSpan(sp ptrace.Span, res pcommon.Map) (*span, bool) {
 	}
 	a := sp.Attributes()
 	s := &span{
-		trace:        sp.TraceID().String(),
-		id:           sp.SpanID().String(),
-		start:        sp.StartTimestamp().AsTime(),
-		end:          sp.EndTimestamp().AsTime(),
-		op:           str(a, attrOperation),
-		conversation: str(a, attrConversationID),
-		agentName:    str(a, attrAgentName),
-		agentVersion: str(a, attrAgentVersion),
-		model:        str(a, attrRequestModel),
-		tool:         str(a, attrToolName),
-		errType:      str(a, attrErrorType),
-		service:      str(res, attrServiceName),
-		version:      str(res, attrServiceVersion),
+		trace:   sp.TraceID().String(),
+		id:      sp.SpanID().String(),
+		start:   sp.StartTimestamp().AsTime(),
+		end:     sp.EndTimestamp().AsTime(),
+		name:    sp.Name(),
+		errType: str(a, attrErrorType),
+		service: str(res, attrServiceName),
+		version: str(res, attrServiceVersion),
 	}
 	if !sp.ParentSpanID().IsEmpty() {
 		s.parent = sp.ParentSpanID().String()
 	}
-	if s.model == "" {
-		s.model = str(a, attrResponseModel)
-	}
-	if v, ok := a.Get(attrToolArguments); ok {
-		s.args = rawJSON(v)
-	}
-	if v, ok := a.Get(attrInputMessages); ok {
-		s.goal = firstUserText(rawJSON(v))
-	}
+	classify(s, a)
 	if sp.Status().Code() == ptrace.StatusCodeError || s.errType != "" {
 		s.failed = true
 		s.errMsg = sp.Status().Message()
+		if s.errMsg == "" {
+			s.errMsg = exceptionMessage(sp)
+		}
 	}
 	return s, true
+}
+
+// exceptionMessage is the message of the span's last exception event
+// (recordException), "" when it has none.
+func exceptionMessage(sp ptrace.Span) string {
+	msg := ""
+	for _, ev := range sp.Events().All() {
+		if ev.Name() == "exception" {
+			msg = str(ev.Attributes(), "exception.message")
+		}
+	}
+	return msg
 }
 
 func str(m pcommon.Map, key string) string {
@@ -104,49 +112,95 @@ func str(m pcommon.Map, key string) string {
 	return ""
 }
 
-// rawJSON returns an attribute holding JSON as JSON: a string attribute's
-// content (instrumentations record arguments as a JSON string), a
-// structured one encoded.
-func rawJSON(v pcommon.Value) []byte {
-	switch v.Type() {
-	case pcommon.ValueTypeStr:
-		return []byte(v.Str())
-	case pcommon.ValueTypeEmpty:
-		return nil
+// first returns the first of keys that m holds, as a string.
+func first(m pcommon.Map, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := m.Get(k); ok {
+			if s := v.AsString(); s != "" {
+				return s
+			}
+		}
 	}
-	b, err := json.Marshal(v.AsRaw())
-	if err != nil {
-		return nil
-	}
-	return b
+	return ""
 }
 
-// firstUserText returns the text of the first user message of
-// gen_ai.input.messages ([{role, parts: [{type: "text", content}]}]), ""
-// when there is none.
-func firstUserText(b []byte) string {
-	var msgs []struct {
-		Role  string `json:"role"`
-		Parts []struct {
-			Type    string `json:"type"`
-			Content any    `json:"content"`
-		} `json:"parts"`
+// count reads the first of keys that m holds as a token count: an int, or
+// a double or string holding a whole non-negative number. ok is false when
+// none holds one.
+func count(m pcommon.Map, keys ...string) (int64, bool) {
+	for _, k := range keys {
+		v, ok := m.Get(k)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeInt:
+			if n := v.Int(); n >= 0 {
+				return n, true
+			}
+		case pcommon.ValueTypeDouble:
+			if f := v.Double(); f >= 0 && f == float64(int64(f)) {
+				return int64(f), true
+			}
+		case pcommon.ValueTypeStr:
+			var n int64
+			if json.Unmarshal([]byte(v.Str()), &n) == nil && n >= 0 {
+				return n, true
+			}
+		}
 	}
-	if json.Unmarshal(b, &msgs) != nil {
+	return 0, false
+}
+
+// tokens reads a model call's usage from the keys of each count.
+func tokens(m pcommon.Map, input, output, cached []string) usage {
+	var u usage
+	var ok bool
+	if u.input, ok = count(m, input...); ok {
+		u.has = true
+	}
+	if u.output, ok = count(m, output...); ok {
+		u.has = true
+	}
+	if u.cached, ok = count(m, cached...); ok {
+		u.has = true
+	}
+	return u
+}
+
+// rawJSON returns an attribute holding JSON as JSON: a string attribute's
+// content (instrumentations record arguments as a JSON string), a
+// structured one encoded; nil when absent or empty.
+func rawJSON(m pcommon.Map, keys ...string) []byte {
+	for _, k := range keys {
+		v, ok := m.Get(k)
+		if !ok {
+			continue
+		}
+		switch v.Type() {
+		case pcommon.ValueTypeStr:
+			return []byte(v.Str())
+		case pcommon.ValueTypeEmpty:
+			continue
+		}
+		if b, err := json.Marshal(v.AsRaw()); err == nil {
+			return b
+		}
+	}
+	return nil
+}
+
+// outputText returns the text of the first message in b, a JSON message
+// list (gen_ai.output.messages: [{role, parts: [{type: "text", content}]}],
+// or {role, content}); "" when there is none or b is not one.
+func outputText(b []byte) string {
+	var msgs []map[string]any
+	if len(b) == 0 || json.Unmarshal(b, &msgs) != nil {
 		return ""
 	}
 	for _, m := range msgs {
-		if m.Role != "user" {
-			continue
-		}
-		var texts []string
-		for _, p := range m.Parts {
-			if c, ok := p.Content.(string); ok && p.Type == "text" {
-				texts = append(texts, c)
-			}
-		}
-		if len(texts) > 0 {
-			return strings.Join(texts, "\n")
+		if t := partsText(cmpOr(m["content"], m["parts"])); t != "" {
+			return t
 		}
 	}
 	return ""

@@ -13,86 +13,265 @@ import (
 	"github.com/evosignal/evosignal/internal/plandialect"
 )
 
+// traceQuality is what a mapped trace lacked beyond the plan calls'
+// quality.
+type traceQuality struct {
+	foreign.Quality
+	// PlanSpansUnread: plan spans (planning boundaries) whose plan could
+	// not be read: no plan-tool call under them, and no checklist in their
+	// model call's output (content capture off, or prose).
+	PlanSpansUnread int64
+}
+
 // mapTrace maps the spans of one trace as one session and returns the
-// number of events sent and what the plan calls lacked.
-func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Files, sink agent.Sink, spans []*span) (int64, foreign.Quality, error) {
+// number of events sent and what the trace lacked.
+func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Files, sink agent.Sink, spans []*span) (int64, traceQuality, error) {
 	spans = slices.Clone(spans)
-	// Start order; the agent span first among equals, then span id, so that
+	// Start order; a run's span first among equals, then span id, so that
 	// the same spans map the same way however they were exported.
 	slices.SortFunc(spans, func(a, b *span) int {
 		return cmp.Or(a.start.Compare(b.start), cmp.Compare(rank(a), rank(b)), strings.Compare(a.id, b.id))
 	})
-	root := agentSpan(spans)
-	name := cmp.Or(root.agentName, root.service)
-	sessionID := root.conversation
-	model := root.model
+	t := newTree(spans)
+	run := t.run()
+	var q traceQuality
+
+	name := cmp.Or(run.agentName, t.firstOf(kindAgent, func(s *span) string { return s.agentName }), run.service)
+	sessionID := cmp.Or(run.conversation, t.firstOf(kindOther, func(s *span) string { return s.conversation }), run.trace)
+	model := cmp.Or(run.model, t.firstOf(kindModel, func(s *span) string { return s.model }))
+	goal := cmp.Or(run.goal, t.firstOf(kindModel, func(s *span) string { return s.goal }))
 	var tools []string
 	for _, s := range spans {
-		sessionID = cmp.Or(sessionID, s.conversation)
-		if inference[s.op] {
-			model = cmp.Or(model, s.model)
-		}
-		if s.op == opExecuteTool && s.tool != "" && !slices.Contains(tools, s.tool) {
+		if s.kind == kindTool && s.tool != "" && !slices.Contains(tools, s.tool) {
 			tools = append(tools, s.tool)
 		}
 	}
-	sessionID = cmp.Or(sessionID, root.trace) // foreign hashes one too long
 	a := agentName(name)
 	sess := foreign.New(sink, a+"/otel", sessionID, reg).WithFiles(files, "")
 	key := func(s *span) string { return s.trace + "-" + s.id }
+	done := func(err error) (int64, traceQuality, error) {
+		q.Quality = sess.Quality()
+		return sess.Emitted(), q, err
+	}
 
-	err := sess.Start(ctx, foreign.At{ID: key(root) + "/start", Time: root.start, Seq: micros(root.start)}, events.SessionStartedData{
-		Goal:         root.goal,
+	err := sess.Start(ctx, foreign.At{ID: key(run) + "/start", Time: run.start, Seq: micros(run.start)}, events.SessionStartedData{
+		Goal:         goal,
 		Agent:        a,
-		AgentVersion: cmp.Or(root.agentVersion, root.version, "unknown"),
+		AgentVersion: cmp.Or(run.agentVersion, run.version, "unknown"),
 		Model:        cmp.Or(model, "unknown"),
 		Tools:        tools,
 	})
 	if err != nil {
-		return sess.Emitted(), sess.Quality(), err
+		return done(err)
 	}
 	for _, s := range spans {
-		switch {
-		case inference[s.op]:
-			sess.Iterate()
-		case s.op == opExecuteTool && s.tool != "":
-			c := foreign.Call{Tool: s.tool, Args: s.args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
+		switch s.kind {
+		case kindModel:
+			if t.within(s, func(p *span) bool { return p.kind == kindModel }) {
+				continue // the outer model span counts the call
+			}
+			u := t.usageOf(s)
+			sess.Model(foreign.Model{Input: u.ptr(u.input), Output: u.ptr(u.output), Cached: u.ptr(u.cached), Duration: s.duration()})
+		case kindTool:
+			if s.tool == "" || t.within(s, func(p *span) bool { return p.kind == kindTool && p.tool == s.tool }) {
+				continue // a tool span inside its own call's span
+			}
+			args := s.args
+			if args == nil {
+				args = t.innerArgs(s)
+			}
+			c := foreign.Call{Tool: s.tool, Args: args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
 			if err := sess.Tool(ctx, foreign.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, c); err != nil {
-				return sess.Emitted(), sess.Quality(), err
+				return done(err)
+			}
+		case kindPlan:
+			if t.holds(s, func(c *span) bool {
+				_, ok := reg.Lookup(c.tool)
+				_, step := reg.LookupStep(c.tool)
+				return c.kind == kindTool && (ok || step)
+			}) {
+				continue // its plan-tool calls state the plan
+			}
+			p, ok := t.planOf(s)
+			if !ok {
+				q.PlanSpansUnread++
+				continue
+			}
+			if err := sess.Planned(ctx, foreign.At{ID: key(s) + "/plan", Time: s.end, Seq: micros(s.start)}, p); err != nil {
+				return done(err)
 			}
 		}
 	}
 	var outcome events.Outcome // judged by the plan
-	if root.failed {
-		outcome = failure(root.errType)
+	if run.failed {
+		outcome = failure(run.errType)
 	}
-	err = sess.End(ctx, foreign.At{ID: key(root) + "/end", Time: root.end, Seq: micros(root.end)}, outcome)
-	return sess.Emitted(), sess.Quality(), err
+	err = sess.End(ctx, foreign.At{ID: key(run) + "/end", Time: run.end, Seq: micros(run.end)}, outcome)
+	return done(err)
 }
 
+func (u usage) ptr(n int64) *int64 {
+	if !u.has {
+		return nil
+	}
+	return &n
+}
+
+// rank orders spans that start together: the run's spans (agent,
+// workflow) first.
 func rank(s *span) int {
-	if s.op == opInvokeAgent {
+	switch s.kind {
+	case kindAgent:
 		return 0
+	case kindWorkflow:
+		return 1
 	}
-	return 1
+	return 2
 }
 
-// agentSpan returns the session's invoke_agent span: the one without a
-// parent, else the first to start. spans hold at least one.
-func agentSpan(spans []*span) *span {
-	var first *span
+// tree is one trace's spans with their parent links.
+type tree struct {
+	spans    []*span // in start order
+	byID     map[string]*span
+	children map[string][]*span
+}
+
+func newTree(spans []*span) *tree {
+	t := &tree{spans: spans, byID: map[string]*span{}, children: map[string][]*span{}}
 	for _, s := range spans {
-		if s.op != opInvokeAgent {
-			continue
+		t.byID[s.id] = s
+	}
+	for _, s := range spans {
+		if s.parent != "" {
+			t.children[s.parent] = append(t.children[s.parent], s)
 		}
+	}
+	return t
+}
+
+// run is the span that bounds the session: the outermost agent span, else
+// the outermost workflow span, else the trace's root span, else its first.
+func (t *tree) run() *span {
+	for _, k := range []kind{kindAgent, kindWorkflow} {
+		var first *span
+		for _, s := range t.spans {
+			if s.kind != k || t.within(s, func(p *span) bool { return p.kind == k }) {
+				continue
+			}
+			if s.parent == "" {
+				return s
+			}
+			if first == nil {
+				first = s
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+	for _, s := range t.spans {
 		if s.parent == "" {
 			return s
 		}
-		if first == nil {
-			first = s
+	}
+	return t.spans[0]
+}
+
+// firstOf returns the first non-empty value of the spans of kind k
+// (kindOther: of any mappable span), in start order.
+func (t *tree) firstOf(k kind, v func(*span) string) string {
+	for _, s := range t.spans {
+		if (k == kindOther && s.kind.mappable() || s.kind == k) && v(s) != "" {
+			return v(s)
 		}
 	}
-	return first
+	return ""
+}
+
+// within reports whether an ancestor of s satisfies f.
+func (t *tree) within(s *span, f func(*span) bool) bool {
+	for i, p := 0, t.byID[s.parent]; p != nil && i < len(t.spans); i, p = i+1, t.byID[p.parent] {
+		if f(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether a descendant of s satisfies f.
+func (t *tree) holds(s *span, f func(*span) bool) bool {
+	seen := map[string]bool{}
+	stack := slices.Clone(t.children[s.id])
+	for len(stack) > 0 {
+		c := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[c.id] {
+			continue
+		}
+		seen[c.id] = true
+		if f(c) {
+			return true
+		}
+		stack = append(stack, t.children[c.id]...)
+	}
+	return false
+}
+
+// descendants returns the spans under s in start order.
+func (t *tree) descendants(s *span) []*span {
+	var out []*span
+	for _, d := range t.spans {
+		if d != s && t.within(d, func(p *span) bool { return p == s }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// usageOf is what model call s used: its own counts, else those of the
+// first model span under it that has some (a framework's model span over
+// its client library's).
+func (t *tree) usageOf(s *span) usage {
+	if s.usage.has {
+		return s.usage
+	}
+	for _, d := range t.descendants(s) {
+		if d.kind == kindModel && d.usage.has {
+			return d.usage
+		}
+	}
+	return s.usage
+}
+
+// innerArgs returns the arguments of a tool span of the same tool under
+// s, nil when none has them.
+func (t *tree) innerArgs(s *span) []byte {
+	for _, d := range t.descendants(s) {
+		if d.kind == kindTool && d.tool == s.tool && d.args != nil {
+			return d.args
+		}
+	}
+	return nil
+}
+
+// planOf reads the plan of plan span s from its content: its own output,
+// else the output of the model calls under it, as a Markdown checklist.
+func (t *tree) planOf(s *span) (plandialect.Plan, bool) {
+	texts := []string{s.output}
+	for _, d := range t.descendants(s) {
+		if d.kind == kindModel {
+			texts = append(texts, d.output)
+		}
+	}
+	for _, text := range texts {
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if p, err := (plandialect.MarkdownDialect{}).Parse([]byte(text)); err == nil && len(p.Tasks) > 0 {
+			return p, true
+		}
+	}
+	return plandialect.Plan{}, false
 }
 
 // failure is the outcome of a failed agent run by its error.type: timeout
