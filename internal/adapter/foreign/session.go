@@ -61,10 +61,14 @@ type Quality struct {
 	// PlanFileCallsFailed: file tool calls on a plan file that failed in the
 	// agent; they changed nothing.
 	PlanFileCallsFailed int64
-	// FileCallsUnread: file tool calls whose arguments were not recorded or
-	// could not be read, so whether they touched a plan file is unknown;
-	// every plan file's content is unknown after them.
+	// FileCallsUnread: file tool calls whose arguments were not recorded,
+	// so whether they touched a plan file is unknown; every plan file's
+	// content is unknown after them.
 	FileCallsUnread int64
+	// FileCallsUnreadable: file tool calls whose arguments were recorded
+	// but are not the file tool's (no file path: another tool of the same
+	// name); likewise unknown, and every plan file's content after them.
+	FileCallsUnreadable int64
 	// PlanFileSuperseded: file tool calls on a plan file in a session whose
 	// plan is the agent's plan tool (it had listed a task): not read as
 	// plans, kept as ordinary tool calls (docs/plan-dialects.md, "Two plan
@@ -84,6 +88,7 @@ func (q *Quality) Add(o Quality) {
 	q.PlanFileDeleted += o.PlanFileDeleted
 	q.PlanFileCallsFailed += o.PlanFileCallsFailed
 	q.FileCallsUnread += o.FileCallsUnread
+	q.FileCallsUnreadable += o.FileCallsUnreadable
 	q.PlanFileSuperseded += o.PlanFileSuperseded
 }
 
@@ -118,7 +123,10 @@ func (q Quality) Notes() []string {
 		n = append(n, fmt.Sprintf("%d file tool calls on a plan file failed in the agent; they changed nothing", q.PlanFileCallsFailed))
 	}
 	if q.FileCallsUnread > 0 {
-		n = append(n, fmt.Sprintf("%d file tool calls carried no arguments or arguments that could not be read, so whether they touched a plan file is unknown; plan files' contents were taken as unknown after them (with OpenTelemetry, enable content capture)", q.FileCallsUnread))
+		n = append(n, fmt.Sprintf("%d file tool calls carried no arguments, so whether they touched a plan file is unknown; plan files' contents were taken as unknown after them (with OpenTelemetry, enable content capture)", q.FileCallsUnread))
+	}
+	if q.FileCallsUnreadable > 0 {
+		n = append(n, fmt.Sprintf("%d file tool calls had arguments without the file path their tool takes (another tool of the same name?), so whether they touched a plan file is unknown; plan files' contents were taken as unknown after them", q.FileCallsUnreadable))
 	}
 	if q.PlanFileSuperseded > 0 {
 		n = append(n, fmt.Sprintf("%d file tool calls on a plan file came in sessions planned with the agent's plan tool; the plan tool's list is the session's plan, so they were kept as ordinary tool calls and not read as plans", q.PlanFileSuperseded))
@@ -593,7 +601,7 @@ func (s *Session) file(ctx context.Context, at At, c Call) error {
 	}
 	out, ok, err := s.ft.Call(c.Tool, c.Args)
 	if errors.Is(err, plandialect.ErrArguments) {
-		s.quality.FileCallsUnread++
+		s.quality.FileCallsUnreadable++
 		s.forget()
 		return s.work(ctx, at, c)
 	}

@@ -162,7 +162,7 @@ func TestSessionPlanFiles(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	q := sess.Quality()
-	if q != (foreign.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 2}) || len(q.Notes()) != 3 {
+	if q != (foreign.Quality{PlanFileUnknownPrior: 2, PlanFileCallsFailed: 1, FileCallsUnread: 1, FileCallsUnreadable: 1}) || len(q.Notes()) != 4 {
 		t.Errorf("quality %+v, notes %q", q, q.Notes())
 	}
 }

@@ -54,7 +54,7 @@ func (t *Translator) planFile(c *call) bool {
 		return false
 	case err != nil:
 		// Whether it touched a plan file is unknown; it may have.
-		q.FileCallsUnread++
+		q.FileCallsUnreadable++
 		t.forgetFiles()
 		return false
 	case !c.res.ok || c.res.cancelled:
