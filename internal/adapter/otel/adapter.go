@@ -51,7 +51,7 @@ type translation struct {
 // Read maps the whole input: at its end every trace with a GenAI span is
 // mapped, so Close has nothing left to do.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
-	return ReadJSONLines(ctx, in, t.env.MaxRecord, t.m, func(e *LineError) {
+	return ReadJSON(ctx, in, t.env.MaxRecord, t.m, func(e *LineError) {
 		t.malformed++
 		t.env.Log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
 	})

@@ -3,17 +3,21 @@ package otel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
 	"github.com/evosignal/evosignal/internal/adapter/records"
 )
 
-// LineError is a line of an OTLP JSON file that did not decode; it is
+// LineError is a record of an OTLP JSON file that did not decode; it is
 // skipped.
 type LineError struct {
 	Line int
@@ -23,44 +27,143 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// ReadJSONLines maps an OTLP JSON file as the collector's file exporter
-// writes it: one ExportTraceServiceRequest in JSON per line, each at most
-// max bytes (records.DefaultMax when max is not positive). A line that does
-// not decode, holds no span or is too long goes to onErr and is skipped. At
-// the end of r the input is complete: every trace with a GenAI span is
-// mapped (Mapper.Flush).
-func ReadJSONLines(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
-	lr := records.NewLines(r, max)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, err := lr.Next()
-		n := lr.N()
+// NotOTLPError is the error of a file whose first record is JSON but not an
+// OTLP export: the file is refused, not skipped record by record.
+type NotOTLPError struct {
+	Line int
+	What string // what was found instead
+}
+
+func (e *NotOTLPError) Error() string {
+	return fmt.Sprintf("line %d: not an OTLP export: %s; an OTLP JSON file holds export requests, {\"resourceSpans\": […]} (traces) or {\"resourceLogs\": […]} (logs), one a line as the collector's file exporter writes them, or one document, pretty-printed or not", e.Line, e.What)
+}
+
+// ReadJSON maps an OTLP JSON file: export requests (traces or logs) one
+// after the other, one a line as the collector's file exporter writes
+// them, or pretty-printed over many lines, or one document; a top-level
+// array is its elements. Each is at most max bytes (records.DefaultMax when
+// max is not positive). A request that does not decode, holds nothing or
+// is too long goes to onErr and is skipped; a first record that is JSON but
+// no OTLP export refuses the file (*NotOTLPError). At the end of r the
+// input is complete: every trace with a GenAI span is mapped
+// (Mapper.Flush).
+func ReadJSON(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
+	exports := 0
+	err := records.ReadValues(ctx, r, max, func(ctx context.Context, line int, raw []byte) error {
+		signal, what := signalOf(raw)
 		switch {
-		case errors.Is(err, io.EOF):
-			return m.Flush(ctx)
-		case errors.Is(err, records.ErrTooLong):
-			onErr(&LineError{Line: n, Err: fmt.Errorf("longer than %d bytes: %w", lr.Max(), err)})
-			continue
+		case signal == "" && exports == 0:
+			return &NotOTLPError{Line: line, What: what}
+		case signal == "":
+			onErr(&LineError{Line: line, Err: fmt.Errorf("not an OTLP export: %s", what)})
+			return nil
+		}
+		exports++
+		n, err := consumeJSON(ctx, m, signal, raw)
+		switch {
+		case err != nil && errors.Is(err, errDecode):
+			onErr(&LineError{Line: line, Err: err})
 		case err != nil:
-			return fmt.Errorf("read OTLP JSON line %d: %w", n+1, err)
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		req := ptraceotlp.NewExportRequest()
-		if err := req.UnmarshalJSON(line); err != nil {
-			onErr(&LineError{Line: n, Err: fmt.Errorf("decode OTLP JSON: %w", err)})
-			continue
-		}
-		if req.Traces().SpanCount() == 0 {
-			onErr(&LineError{Line: n, Err: errors.New("no spans: not an OTLP ExportTraceServiceRequest")})
-			continue
-		}
-		if _, err := m.Consume(ctx, req.Traces(), time.Now()); err != nil {
 			return err
+		case n == 0:
+			onErr(&LineError{Line: line, Err: fmt.Errorf("an OTLP %s export with nothing in it", signal)})
+		}
+		return nil
+	}, func(b *records.Bad) {
+		onErr(&LineError{Line: b.Line, Err: b.Err})
+	})
+	if err != nil {
+		return err
+	}
+	return m.Flush(ctx)
+}
+
+var errDecode = errors.New("decode OTLP JSON")
+
+// consumeJSON decodes raw, an export request of signal, and hands it to m;
+// it returns the spans or log records it held.
+func consumeJSON(ctx context.Context, m *Mapper, signal string, raw []byte) (int, error) {
+	switch signal {
+	case signalTraces:
+		req := ptraceotlp.NewExportRequest()
+		if err := req.UnmarshalJSON(raw); err != nil {
+			return 0, fmt.Errorf("%w: %v", errDecode, err)
+		}
+		_, err := m.Consume(ctx, req.Traces(), time.Now())
+		return req.Traces().SpanCount(), err
+	default:
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalJSON(raw); err != nil {
+			return 0, fmt.Errorf("%w: %v", errDecode, err)
+		}
+		_, err := m.ConsumeLogs(ctx, req.Logs(), time.Now())
+		return req.Logs().LogRecordCount(), err
+	}
+}
+
+// The OTLP signals read.
+const (
+	signalTraces = "traces"
+	signalLogs   = "logs"
+)
+
+// signalOf tells which OTLP export raw is by its top-level members
+// (resourceSpans, resourceLogs, or their protobuf names), "" for none, with
+// what was found instead.
+func signalOf(raw []byte) (signal, what string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return "", "a JSON " + jsonKind(raw)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return "", "JSON that does not decode as an object"
+	}
+	for k := range top {
+		switch k {
+		case "resourceSpans", "resource_spans":
+			return signalTraces, ""
+		case "resourceLogs", "resource_logs":
+			return signalLogs, ""
 		}
 	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) > 8 {
+		keys = append(keys[:8], "…")
+	}
+	switch {
+	case len(keys) == 0:
+		return "", "an empty JSON object"
+	case hasAny(top, "resourceMetrics", "resource_metrics"):
+		return "", "an OTLP metrics export (only traces and logs are read)"
+	}
+	return "", "a JSON object with members " + strings.Join(keys, ", ")
+}
+
+func hasAny(m map[string]json.RawMessage, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func jsonKind(raw []byte) string {
+	if len(raw) == 0 {
+		return "empty value"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/evosignal/evosignal/internal/workshop/oteltest"
 )
 
-// FuzzReadJSONLines: whatever an OTLP JSON file holds, the mapper emits
-// only events that pass the contract (the sink checks), and fails only on
-// lines it reports.
-func FuzzReadJSONLines(f *testing.F) {
+// FuzzReadJSON: whatever an OTLP JSON file holds, the mapper emits only
+// events that pass the contract (the sink checks), and fails only on lines
+// it reports, or by refusing a file that is not OTLP.
+func FuzzReadJSON(f *testing.F) {
 	ss := adaptertest.Generate(2, 2, planTools, genStart, true)
 	var all bytes.Buffer
 	for _, td := range oteltest.Exports(3, ss) {
@@ -33,9 +33,10 @@ func FuzzReadJSONLines(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = otelad.ReadJSONLines(context.Background(), bytes.NewReader(b), 0, m, func(*otelad.LineError) {})
-		if err != nil && !errors.Is(err, bytes.ErrTooLarge) {
-			t.Fatalf("ReadJSONLines: %v", err)
+		err = otelad.ReadJSON(context.Background(), bytes.NewReader(b), 0, m, func(*otelad.LineError) {})
+		var notOTLP *otelad.NotOTLPError
+		if err != nil && !errors.Is(err, bytes.ErrTooLarge) && !errors.As(err, &notOTLP) {
+			t.Fatalf("ReadJSON: %v", err)
 		}
 	})
 }

@@ -70,7 +70,7 @@ type sessionUsage struct {
 // testdata/public/otel/any-agent (one per framework, recorded by that
 // project's integration tests against mistral-small) as `bridge -agent
 // otel` does (a Mapper of the default configuration over the OTLP JSON
-// lines, ReadJSONLines) and finds the hand count of the README: one
+// lines, ReadJSON) and finds the hand count of the README: one
 // session, one iteration per call_llm span, the execute_tool spans as real
 // tool calls, none failed, the tokens of the call_llm spans summed in
 // usage, and no data-quality note that arguments were missing (every
@@ -94,7 +94,7 @@ func TestPublicAnyAgentTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = otelad.ReadJSONLines(t.Context(), f, 0, m, func(e *otelad.LineError) {
+			err = otelad.ReadJSON(t.Context(), f, 0, m, func(e *otelad.LineError) {
 				t.Errorf("malformed line: %v", e)
 			})
 			if err != nil {
