@@ -45,7 +45,13 @@ type ClaudeCode struct {
 	HookLog string
 	// SessionID is the session's id, chosen before the first prompt.
 	SessionID string
-	prompts   int
+	// Telemetry, when set before a prompt, turns the CLI's own
+	// OpenTelemetry export on (Harness.Telemetry).
+	Telemetry *Telemetry
+	// Env is added to the CLI's environment last (a name given twice
+	// takes its last value).
+	Env     []string
+	prompts int
 }
 
 // ClaudeCode sets up the installed, pinned Claude Code in a home of its
@@ -85,7 +91,7 @@ func (h *Harness) ClaudeCode(tb testing.TB) *ClaudeCode {
 // reports), root allowed to skip permissions (IS_SANDBOX), and the task
 // tools (TaskCreate, TaskUpdate, ...) on.
 func (c *ClaudeCode) env(url string) []string {
-	return append(baseEnv(c.Home),
+	env := append(baseEnv(c.Home),
 		"CLAUDE_CONFIG_DIR="+c.ConfigDir,
 		"ANTHROPIC_BASE_URL="+url,
 		"ANTHROPIC_API_KEY=sk-ant-fakemodel",
@@ -94,6 +100,10 @@ func (c *ClaudeCode) env(url string) []string {
 		"IS_SANDBOX=1",
 		"CLAUDE_CODE_ENABLE_TODO_TOOLS=1",
 	)
+	if c.Telemetry != nil {
+		env = append(env, c.Telemetry.claudeCodeEnv()...)
+	}
+	return append(env, c.Env...)
 }
 
 // ClaudeResult is what -p --output-format json prints at the end of a run.

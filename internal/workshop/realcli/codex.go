@@ -71,6 +71,10 @@ type Codex struct {
 	// Model is the model config.toml names: CodexModel unless changed
 	// before a prompt.
 	Model string
+	// Telemetry, when set before a prompt, turns the CLI's own
+	// OpenTelemetry export on: config.toml gets an [otel] table
+	// (Harness.Telemetry).
+	Telemetry *Telemetry
 }
 
 // Codex sets up the installed, pinned Codex CLI in a home of its own under
@@ -117,6 +121,9 @@ func (c *Codex) Prompt(ctx context.Context, prompt string) (Output, error) {
 	}
 	// config.toml names the server, so it is written once there is one.
 	config := fmt.Sprintf(codexConfig, c.Model, url+"/v1")
+	if c.Telemetry != nil {
+		config += c.Telemetry.codexConfig()
+	}
 	if err := os.WriteFile(filepath.Join(c.CodexHome, "config.toml"), []byte(config), 0o644); err != nil {
 		return Output{}, fmt.Errorf("write Codex's config: %w", err)
 	}

@@ -73,20 +73,27 @@ func TestCodex(t *testing.T) {
 // it made, its rollouts, and the files a capture copies.
 type codexRun struct {
 	cx       *realcli.Codex
+	srv      *fakemodel.Server
 	reqs     []fakemodel.Request
 	rollouts []string
 	files    map[string]string
 }
 
-// runCodex gives Codex, configured with model, the scenario's prompts and
-// checks that each took its steps from the server.
-func runCodex(t *testing.T, sc realcli.Scenario, model string) codexRun {
+// runCodex gives Codex, configured with model (and by each setup, given
+// the harness, the CLI and the fake server's configuration before the
+// server starts), the scenario's prompts and checks that each took its
+// steps from the server.
+func runCodex(t *testing.T, sc realcli.Scenario, model string, setup ...func(*realcli.Harness, *realcli.Codex, *fakemodel.Config)) codexRun {
 	t.Helper()
 	ctx := testContext(t)
 	h := realcli.Start(t)
 	cx := h.Codex(t)
 	cx.Model = model
-	srv := h.Serve(t, fakemodel.Config{Script: sc.Steps})
+	cfg := fakemodel.Config{Script: sc.Steps}
+	for _, f := range setup {
+		f(h, cx, &cfg)
+	}
+	srv := h.Serve(t, cfg)
 	files := map[string]string{}
 	for i, prompt := range sc.Prompts {
 		out, err := cx.Prompt(ctx, prompt)
@@ -114,7 +121,7 @@ func runCodex(t *testing.T, sc realcli.Scenario, model string) codexRun {
 	for i, r := range rollouts {
 		files[fmt.Sprintf("rollout-%d.jsonl", i+1)] = r
 	}
-	return codexRun{cx: cx, reqs: srv.Scripted(), rollouts: rollouts, files: files}
+	return codexRun{cx: cx, srv: srv, reqs: srv.Scripted(), rollouts: rollouts, files: files}
 }
 
 // checkCodexWorkspace: the scenario's commands ran in the workspace.

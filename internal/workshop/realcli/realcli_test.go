@@ -27,15 +27,24 @@ func testContext(t *testing.T) context.Context {
 
 // captureFiles copies each file (name in the capture → path) into
 // -capture's dir/<name>, when -capture is given; a folder of a previous
-// capture is replaced whole.
+// capture is replaced whole, but for the README.md written by hand there.
 func captureFiles(t *testing.T, name string, files map[string]string) {
 	t.Helper()
 	if *capture == "" {
 		return
 	}
 	dir := filepath.Join(*capture, name)
-	if err := os.RemoveAll(dir); err != nil {
+	old, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
+	}
+	for _, e := range old {
+		if e.Name() == "README.md" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
