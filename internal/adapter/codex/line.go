@@ -136,11 +136,11 @@ func outputText(raw json.RawMessage) (text string, failed bool) {
 
 var exitLine = regexp.MustCompile(`(?m)^(?:Process exited with code|Exit code:) (-?\d+)$`)
 
-// exitCode returns the exit code a command's output states: "Process
+// ExitCode returns the exit code a command's output states: "Process
 // exited with code N" (exec_command), "Exit code: N" (shell, apply_patch),
 // or the JSON {"output", "metadata": {"exit_code"}} of the older shell
 // tool; ok is false when it states none (a command still running).
-func exitCode(text string) (code int, ok bool) {
+func ExitCode(text string) (code int, ok bool) {
 	var js struct {
 		Metadata *struct {
 			ExitCode *int `json:"exit_code"`

@@ -449,7 +449,7 @@ func (t *Translator) called(ctx context.Context, r *request, id string, c *call,
 	}
 	text, failed := outputText(l.Payload.Output)
 	fc := foreign.Call{Tool: c.name, Args: c.args, OK: !failed, Duration: l.Time.Sub(c.at)}
-	code, known := exitCode(text)
+	code, known := ExitCode(text)
 	out := commandOutput(text)
 	if it := r.commands[id]; it != nil {
 		delete(r.commands, id)

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/adapter"
@@ -66,6 +69,20 @@ func (t *translation) Counts() adapter.Counts {
 
 func (t *translation) Report(w io.Writer) error {
 	s := t.m.Stats()
-	adapter.WriteSummary(w, fmt.Sprintf("%d spans read, %d events emitted, %d sessions, %d spans rejected", s.Spans, s.Events, s.Sessions, s.Rejected), s.Notes())
+	adapter.WriteSummary(w, fmt.Sprintf("%d spans and %d log records read, %d events emitted, %d sessions, %d spans rejected, %d traces without a GenAI span ignored%s",
+		s.Spans, s.LogRecords, s.Events, s.Sessions, s.Rejected, s.Unmapped, conventions(s.Conventions)), s.Notes())
 	return nil
+}
+
+// conventions says how many spans each convention read, "" for none.
+func conventions(c map[string]int64) string {
+	if len(c) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(c))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, c[n])
+	}
+	return " (spans read by convention: " + strings.Join(parts, ", ") + ")"
 }

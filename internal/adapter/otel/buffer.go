@@ -22,6 +22,7 @@ func (s *span) size() int64 {
 type traceBuf struct {
 	id    string
 	spans []*span
+	logs  []*logRec // the log records joined to it
 	ids   map[string]bool
 	bytes int64         // the spans' size
 	last  time.Time     // when its last span arrived
@@ -84,6 +85,84 @@ func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
 	return true
 }
 
+// addLog appends r to b, arrived at now; false when b holds r already.
+func (p *pending) addLog(b *traceBuf, r *logRec, now time.Time) bool {
+	b.last = now
+	p.idle.MoveToBack(b.idle)
+	if b.aged != nil {
+		p.agents.MoveToBack(b.aged)
+	}
+	k := r.key()
+	if b.ids[k] {
+		return false
+	}
+	b.ids[k] = true
+	b.logs = append(b.logs, r)
+	n := r.size()
+	b.bytes += n
+	p.bytes += n
+	p.spans++
+	return true
+}
+
+// first is when b's earliest span started.
+func (b *traceBuf) first() time.Time {
+	var t time.Time
+	for _, s := range b.spans {
+		if t.IsZero() || s.start.Before(t) {
+			t = s.start
+		}
+	}
+	return t
+}
+
+// complete reports whether b can be mapped now: its root span arrived,
+// it is the run (an agent or workflow span), no span's parent is missing,
+// it holds a GenAI span, every tool span of a CLI that logs its calls'
+// arguments (Claude Code, Codex) has its log record, and a run whose prompt
+// is only logged has that record: a CLI's logs, exported apart from its
+// spans, are joined.
+// A trace that is never complete is mapped after Linger.
+func (b *traceBuf) complete() bool {
+	if !b.root || !b.agent {
+		return false
+	}
+	ids := make(map[string]bool, len(b.spans))
+	for _, s := range b.spans {
+		ids[s.id] = true
+	}
+	for _, s := range b.spans {
+		switch {
+		case s.parent != "" && !ids[s.parent]:
+			return false // a span whose parent has not arrived
+		case s.parent == "" && s.kind != kindAgent && s.kind != kindWorkflow:
+			// A root that is not the run (an HTTP handler's, Codex's
+			// turn/start) may end before the run does: the trace is
+			// mapped after Linger.
+			return false
+		}
+	}
+	logged := map[string]bool{}
+	prompt := false
+	for _, r := range b.logs {
+		switch r.name {
+		case logToolResult:
+			logged[r.callID] = logged[r.callID] || r.args != nil
+		case logUserPrompt:
+			prompt = true
+		}
+	}
+	for _, s := range b.spans {
+		switch {
+		case s.awaitsPrompt && !prompt:
+			return false
+		case s.kind == kindTool && s.logged && s.args == nil && s.callID != "" && !logged[s.callID]:
+			return false
+		}
+	}
+	return true
+}
+
 // remove drops b.
 func (p *pending) remove(b *traceBuf) {
 	p.idle.Remove(b.idle)
@@ -91,7 +170,7 @@ func (p *pending) remove(b *traceBuf) {
 		p.agents.Remove(b.aged)
 	}
 	delete(p.m, b.id)
-	p.spans -= len(b.spans)
+	p.spans -= len(b.spans) + len(b.logs)
 	p.bytes -= b.bytes
 }
 
@@ -136,3 +215,26 @@ func (r *ring) add(id string) {
 }
 
 func (r *ring) remove(id string) { delete(r.set, id) } // its slot ages out
+
+// counters keeps a count per key for the last n keys used (older keys are
+// forgotten, their counts lost).
+type counters struct {
+	n    int
+	m    map[string]int64
+	keys []string
+}
+
+func newCounters(n int) *counters { return &counters{n: n, m: map[string]int64{}} }
+
+// next adds one to key's count and returns it.
+func (c *counters) next(key string) int64 {
+	if _, ok := c.m[key]; !ok {
+		c.keys = append(c.keys, key)
+		if len(c.keys) > c.n {
+			delete(c.m, c.keys[0])
+			c.keys = c.keys[1:]
+		}
+	}
+	c.m[key]++
+	return c.m[key]
+}

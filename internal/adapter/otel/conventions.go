@@ -1,6 +1,7 @@
 package otel
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,6 +17,7 @@ const (
 	conventionOpenLLMetry   = "openllmetry"   // traceloop.span.kind, llm.request.type
 	conventionVercel        = "vercel-ai"     // ai.operationId
 	conventionGenAI         = "genai"         // gen_ai.operation.name, or a GenAI span name
+	conventionCodex         = "codex"         // the Codex CLI's own spans (code.module.name codex_*)
 )
 
 // Attributes every convention shares.
@@ -38,11 +40,22 @@ func classify(s *span, a pcommon.Map) {
 		readVercel(s, a)
 	case has(a, "llm.request.type"):
 		readOpenLLMetryLLM(s, a)
+	case strings.HasPrefix(str(a, "code.module.name"), "codex_"):
+		readCodex(s, a)
 	default:
 		readGenAI(s, a)
 	}
 	if s.kind != kindOther && s.conversation == "" {
 		s.conversation = str(a, attrSessionID)
+	}
+	// What any span may carry for the call or model call it is part of: a
+	// tool call's id (Claude Code's tool.execution span, which holds the
+	// call's outcome), a model call's tokens (Codex's handle_responses).
+	if s.callID == "" {
+		s.callID = str(a, attrToolCallID)
+	}
+	if !s.usage.has {
+		s.usage = tokens(a, genAIInput, genAIOutput, genAICached)
 	}
 }
 
@@ -117,8 +130,15 @@ func readGenAI(s *span, a pcommon.Map) {
 	s.agentVersion = str(a, attrAgentVersion)
 	s.model = first(a, attrRequestModel, attrResponseModel)
 	s.goal = userText(rawJSON(a, attrInputMessages))
+	if s.name == "claude_code.interaction" {
+		// Claude Code: the prompt's text, and its prompt.id in its log
+		// records only.
+		s.goal = cmp.Or(s.goal, str(a, "user_prompt"))
+		s.awaitsPrompt = true
+	}
 	switch k {
 	case kindTool:
+		s.logged = strings.HasPrefix(s.name, "claude_code.")
 		s.tool = str(a, attrToolName)
 		if s.tool == "" {
 			_, s.tool, _ = strings.Cut(s.name, " ") // "execute_tool {gen_ai.tool.name}"
@@ -129,6 +149,34 @@ func readGenAI(s *span, a pcommon.Map) {
 		s.usage = tokens(a, genAIInput, genAIOutput, genAICached)
 		s.output = outputText(rawJSON(a, attrOutputMessages))
 	}
+}
+
+// --- The Codex CLI (its Rust tracing spans, exported whole) ---
+
+// readCodex reads the few of Codex's spans that matter: run_turn (the
+// agent run of one turn, conversation.id and turn.id), try_run_sampling_request
+// (one model call; its tokens are on the handle_responses span under it), a
+// tool dispatch span (codex.tool.phase dispatch: tool_name, call_id). The
+// arguments and outputs are only in its codex.tool_result log records.
+func readCodex(s *span, a pcommon.Map) {
+	switch {
+	case s.name == "run_turn":
+		s.kind = kindAgent
+		s.agentName = "codex"
+	case s.name == "try_run_sampling_request":
+		s.kind = kindModel
+		s.model = str(a, "model")
+	case str(a, "codex.tool.phase") == "dispatch" && has(a, "tool_name"):
+		s.kind = kindTool
+		s.tool = str(a, "tool_name")
+		s.callID = str(a, "call_id")
+		s.logged = true
+	default:
+		return
+	}
+	s.convention = conventionCodex
+	s.conversation = str(a, "conversation.id")
+	s.request = first(a, "turn.id", "turn_id")
 }
 
 // --- OpenInference (Arize Phoenix) ---

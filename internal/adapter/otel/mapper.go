@@ -110,6 +110,10 @@ type Stats struct {
 	// WaitingBytes bytes.
 	Waiting, WaitingSpans, WaitingBytes int64
 	Quality                             foreign.Quality
+	// LogRecords: log records received; LogsRead of them were read (tool
+	// results, prompts), LogsUnjoined of those had no trace id to join,
+	// LogsAfterMapped came after their trace was mapped.
+	LogRecords, LogsRead, LogsUnjoined, LogsAfterMapped int64
 	// PlanSpansUnread: plan spans whose plan could not be read (no
 	// plan-tool call under them, no checklist in their content).
 	PlanSpansUnread int64
@@ -118,12 +122,11 @@ type Stats struct {
 	Conventions map[string]int64
 }
 
-// Notes returns the data-quality sentences of s.
+// Notes returns the data-quality sentences of s: what the data lacked.
+// Traces without a GenAI span (Stats.Unmapped: an HTTP server's, a CLI's
+// plumbing) lack nothing; the report's summary counts them.
 func (s Stats) Notes() []string {
 	n := s.Quality.Notes()
-	if s.Unmapped > 0 {
-		n = append(n, fmt.Sprintf("%d traces had no GenAI span (no agent, workflow, model, tool or plan span of a convention read, docs/otel.md) and were not mapped", s.Unmapped))
-	}
 	if s.Evicted > 0 {
 		n = append(n, fmt.Sprintf("%d traces (%d spans, %d bytes) were dropped unmapped: more waited than the buffer holds", s.Evicted, s.EvictedSpans, s.EvictedBytes))
 	}
@@ -138,6 +141,12 @@ func (s Stats) Notes() []string {
 	}
 	if s.PlanSpansUnread > 0 {
 		n = append(n, fmt.Sprintf("%d plan spans (planning boundaries) carried no plan that could be read: no plan-tool call under them and no checklist in their model call's output; they were not counted as plans or replans (with content capture off, gen_ai.output.messages is not recorded)", s.PlanSpansUnread))
+	}
+	if s.LogsUnjoined > 0 {
+		n = append(n, fmt.Sprintf("%d log records of tool calls or prompts carried no trace id and could not be joined to their spans", s.LogsUnjoined))
+	}
+	if s.LogsAfterMapped > 0 {
+		n = append(n, fmt.Sprintf("%d log records arrived after their trace was mapped and were dropped: what they held (a tool call's arguments, the prompt) is missing from those sessions", s.LogsAfterMapped))
 	}
 	if s.AfterMapped > 0 {
 		n = append(n, fmt.Sprintf("%d spans arrived after their trace was mapped (re-sent or late) and were dropped", s.AfterMapped))
@@ -161,6 +170,11 @@ type Mapper struct {
 	pending *pending
 	done    *ring // mapped traces
 	cut     *ring // traces dropped unmapped
+	// created counts each conversation's TaskCreate calls: Claude Code
+	// numbers its tasks 1, 2, … in the order they are created, across the
+	// session's prompts, and exports the id only in the call's output,
+	// which its telemetry does not carry.
+	created *counters
 	stats   Stats
 }
 
@@ -178,7 +192,7 @@ func New(cfg Config, sink agent.Sink) (*Mapper, error) {
 		return nil, err
 	}
 	return &Mapper{cfg: cfg, reg: reg, files: files, sink: sink, pending: newPending(),
-		done: newRing(cfg.Remember), cut: newRing(cfg.Remember)}, nil
+		done: newRing(cfg.Remember), cut: newRing(cfg.Remember), created: newCounters(cfg.Remember)}, nil
 }
 
 // Stats returns the totals so far.
@@ -217,7 +231,7 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 					}
 					m.stats.Conventions[s.convention]++
 				}
-				if b := m.add(s, now); b != nil && b.root && !queued[b] {
+				if b := m.add(s, now); b != nil && !queued[b] {
 					queued[b] = true
 					ready = append(ready, b)
 				}
@@ -226,12 +240,15 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 	}
 	m.stats.Rejected += rejected
 	ready = slices.DeleteFunc(ready, func(b *traceBuf) bool {
-		if b.agent || m.pending.m[b.id] != b {
-			return false
+		switch {
+		case m.pending.m[b.id] != b:
+			return true
+		case b.root && !b.agent && len(b.logs) == 0:
+			m.drop(b) // complete, and nothing of it is read
+			m.stats.Unmapped++
+			return true
 		}
-		m.drop(b) // complete, and nothing of it is read
-		m.stats.Unmapped++
-		return true
+		return !b.complete()
 	})
 	return rejected, m.mapTraces(ctx, ready)
 }
@@ -246,10 +263,16 @@ func (m *Mapper) add(s *span, now time.Time) *traceBuf {
 	if !m.pending.add(b, s, now) {
 		return b // the same span sent twice before its trace was mapped
 	}
+	return m.bound(b)
+}
+
+// bound evicts the least recently active traces while the buffer is over
+// its bounds, and returns b, nil when b was evicted.
+func (m *Mapper) bound(b *traceBuf) *traceBuf {
 	for m.pending.spans > m.cfg.MaxSpans || m.pending.bytes > m.cfg.MaxBytes {
 		old := m.pending.oldest()
 		m.stats.Evicted++
-		m.stats.EvictedSpans += int64(len(old.spans))
+		m.stats.EvictedSpans += int64(len(old.spans) + len(old.logs))
 		m.stats.EvictedBytes += old.bytes
 		m.drop(old)
 		if old == b {
@@ -311,6 +334,8 @@ func (m *Mapper) Flush(ctx context.Context) error {
 		m.drop(b)
 		m.stats.Unmapped++
 	}
+	// In the order the runs started: a conversation's traces map in turn.
+	slices.SortStableFunc(ready, func(a, b *traceBuf) int { return a.first().Compare(b.first()) })
 	err := m.mapTraces(ctx, ready)
 	if err != nil && ctx.Err() != nil {
 		n := 0
@@ -334,7 +359,10 @@ func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("map trace %s: %w", b.id, err)
 		}
-		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, b.spans)
+		if len(b.spans) == 0 {
+			continue // log records only: they wait for their spans
+		}
+		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, b.spans, b.logs, m.created)
 		m.stats.Events += n
 		if err != nil {
 			return fmt.Errorf("map trace %s: %w", b.id, err)

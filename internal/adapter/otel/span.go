@@ -47,6 +47,9 @@ type span struct {
 	convention        string // the convention that classified it, "" for kindOther
 	kind              kind
 	conversation      string // the session id a convention carries
+	request           string // the request (turn, prompt) within it a convention carries
+	awaitsPrompt      bool   // a run whose prompt and request id are only in a log record (Claude Code's interaction)
+	logged            bool   // a tool call whose arguments and outcome are only in a log record (Claude Code's, Codex's)
 	agentName         string
 	agentVersion      string
 	model             string

@@ -3,6 +3,7 @@ package otel
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type traceQuality struct {
 
 // mapTrace maps the spans of one trace as one session and returns the
 // number of events sent and what the trace lacked.
-func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Files, sink agent.Sink, spans []*span) (int64, traceQuality, error) {
+func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Files, sink agent.Sink, spans []*span, logs []*logRec, created *counters) (int64, traceQuality, error) {
 	spans = slices.Clone(spans)
 	// Start order; a run's span first among equals, then span id, so that
 	// the same spans map the same way however they were exported.
@@ -36,10 +37,16 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 	run := t.run()
 	var q traceQuality
 
+	lg := joinLogs(logs)
 	name := cmp.Or(run.agentName, t.firstOf(kindAgent, func(s *span) string { return s.agentName }), run.service)
-	sessionID := cmp.Or(run.conversation, t.firstOf(kindOther, func(s *span) string { return s.conversation }), run.trace)
+	sessionID := cmp.Or(run.conversation, t.firstOf(kindOther, func(s *span) string { return s.conversation }), lg.conversation, run.trace)
+	if req := cmp.Or(run.request, t.firstOf(kindOther, func(s *span) string { return s.request }), lg.request); req != "" && sessionID != run.trace {
+		// A request of a conversation: <conversation>/<request>, as the
+		// agent's own files give it (Claude Code's prompt, Codex's turn).
+		sessionID += "/" + req
+	}
 	model := cmp.Or(run.model, t.firstOf(kindModel, func(s *span) string { return s.model }))
-	goal := cmp.Or(run.goal, t.firstOf(kindModel, func(s *span) string { return s.goal }))
+	goal := cmp.Or(run.goal, t.firstOf(kindModel, func(s *span) string { return s.goal }), lg.prompt)
 	var tools []string
 	for _, s := range spans {
 		if s.kind == kindTool && s.tool != "" && !slices.Contains(tools, s.tool) {
@@ -81,6 +88,22 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 				args = t.innerArgs(s)
 			}
 			c := foreign.Call{Tool: s.tool, Args: args, OK: !s.failed, Error: cmp.Or(s.errMsg, s.errType), Kind: s.errType, Duration: s.duration()}
+			if f := t.failedPart(s); c.OK && f != nil {
+				c.OK, c.Error, c.Kind = false, cmp.Or(f.errMsg, f.errType), f.errType
+			}
+			if r := lg.calls[s.callID]; s.callID != "" && r != nil {
+				if c.Args == nil {
+					c.Args = r.args
+				}
+				if r.okKnown && !r.ok && c.OK {
+					c.OK, c.Error = false, r.errMsg
+				}
+			}
+			if d, ok := reg.LookupStep(c.Tool); ok && d.Name() == plandialect.ClaudeCodeTaskCreate && c.OK && c.Args != nil && c.Result == nil {
+				// Claude Code's telemetry lacks the created task's id,
+				// which the CLI gives as the session's next number.
+				c.Result = fmt.Appendf(nil, `{"task":{"id":"%d"}}`, created.next(cmp.Or(run.conversation, sessionID)))
+			}
 			if err := sess.Tool(ctx, foreign.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, c); err != nil {
 				return done(err)
 			}
@@ -110,6 +133,43 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 	return done(err)
 }
 
+// joined is what a trace's log records add to it.
+type joined struct {
+	calls                         map[string]*logRec // tool results by call id
+	conversation, request, prompt string
+}
+
+func joinLogs(logs []*logRec) joined {
+	j := joined{calls: map[string]*logRec{}}
+	for _, r := range logs {
+		j.conversation = cmp.Or(j.conversation, r.conversation)
+		j.request = cmp.Or(j.request, r.request)
+		switch r.name {
+		case logToolResult:
+			if r.callID != "" && j.calls[r.callID] == nil {
+				j.calls[r.callID] = r
+			}
+		case logUserPrompt:
+			j.prompt = cmp.Or(j.prompt, r.prompt)
+		}
+	}
+	return j
+}
+
+// failedPart returns a failed span under tool span s that carries its call
+// id (Claude Code's tool.execution holds the call's outcome), nil when none.
+func (t *tree) failedPart(s *span) *span {
+	if s.callID == "" {
+		return nil
+	}
+	for _, d := range t.descendants(s) {
+		if d.failed && d.callID == s.callID && d.kind == kindOther {
+			return d
+		}
+	}
+	return nil
+}
+
 func (u usage) ptr(n int64) *int64 {
 	if !u.has {
 		return nil
@@ -132,14 +192,16 @@ func rank(s *span) int {
 // tree is one trace's spans with their parent links.
 type tree struct {
 	spans    []*span // in start order
+	order    map[*span]int
 	byID     map[string]*span
 	children map[string][]*span
 }
 
 func newTree(spans []*span) *tree {
-	t := &tree{spans: spans, byID: map[string]*span{}, children: map[string][]*span{}}
-	for _, s := range spans {
+	t := &tree{spans: spans, order: map[*span]int{}, byID: map[string]*span{}, children: map[string][]*span{}}
+	for i, s := range spans {
 		t.byID[s.id] = s
+		t.order[s] = i
 	}
 	for _, s := range spans {
 		if s.parent != "" {
@@ -200,43 +262,38 @@ func (t *tree) within(s *span, f func(*span) bool) bool {
 
 // holds reports whether a descendant of s satisfies f.
 func (t *tree) holds(s *span, f func(*span) bool) bool {
-	seen := map[string]bool{}
+	return slices.ContainsFunc(t.descendants(s), f)
+}
+
+// descendants returns the spans under s in start order (a walk of its
+// subtree: the cost is the subtree's size).
+func (t *tree) descendants(s *span) []*span {
+	var out []*span
+	seen := map[*span]bool{s: true}
 	stack := slices.Clone(t.children[s.id])
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[c.id] {
+		if seen[c] {
 			continue
 		}
-		seen[c.id] = true
-		if f(c) {
-			return true
-		}
+		seen[c] = true
+		out = append(out, c)
 		stack = append(stack, t.children[c.id]...)
 	}
-	return false
-}
-
-// descendants returns the spans under s in start order.
-func (t *tree) descendants(s *span) []*span {
-	var out []*span
-	for _, d := range t.spans {
-		if d != s && t.within(d, func(p *span) bool { return p == s }) {
-			out = append(out, d)
-		}
-	}
+	slices.SortFunc(out, func(a, b *span) int { return t.order[a] - t.order[b] })
 	return out
 }
 
 // usageOf is what model call s used: its own counts, else those of the
-// first model span under it that has some (a framework's model span over
-// its client library's).
+// first span under it that has some (a framework's model span over its
+// client library's; Codex's handle_responses).
 func (t *tree) usageOf(s *span) usage {
 	if s.usage.has {
 		return s.usage
 	}
 	for _, d := range t.descendants(s) {
-		if d.kind == kindModel && d.usage.has {
+		if d.usage.has {
 			return d.usage
 		}
 	}
