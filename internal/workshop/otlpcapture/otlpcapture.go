@@ -55,6 +55,12 @@ func Start() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("otlpcapture: listen: %w", err)
 	}
+	return Serve(l), nil
+}
+
+// Serve serves on l (a listener opened elsewhere, say in another network
+// namespace) and takes it over: Close closes it.
+func Serve(l net.Listener) *Server {
 	s := &Server{l: l}
 	mux := http.NewServeMux()
 	for _, sig := range []string{Traces, Logs, Metrics} {
@@ -62,7 +68,7 @@ func Start() (*Server, error) {
 	}
 	s.srv = &http.Server{Handler: mux}
 	go s.srv.Serve(l)
-	return s, nil
+	return s
 }
 
 // URL is the base URL, e.g. http://127.0.0.1:40123 (an
