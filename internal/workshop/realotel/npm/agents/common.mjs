@@ -164,3 +164,55 @@ export class Tools {
 
 /** errorText is what a thrown tool error tells the model. */
 export const errorText = (err) => `Error: ${err?.message ?? String(err)}`;
+
+/**
+ * chatLoop is a hand-written tool loop on the openai client's Chat
+ * Completions: ask, run each tool call the answer makes (through
+ * runTool(name, args), whose thrown error goes back to the model as the
+ * tool's result), and ask again until an answer makes none; it returns the
+ * last answer's text. With stream, each request is streamed and asks for
+ * the usage (stream_options.include_usage).
+ */
+export async function chatLoop(client, runTool, { stream = false } = {}) {
+  const messages = [
+    { role: 'system', content: instructions },
+    { role: 'user', content: prompt },
+  ];
+  const tools = Tools.definitions.map((d) => ({ type: 'function', function: d }));
+  for (let turn = 0; turn < 20; turn++) {
+    const message = stream
+      ? await streamed(client, { model: modelName(), messages, tools })
+      : (await client.chat.completions.create({ model: modelName(), messages, tools })).choices[0].message;
+    messages.push(message);
+    if (!message.tool_calls?.length) return message.content ?? '';
+    for (const call of message.tool_calls) {
+      let content;
+      try {
+        content = String(await runTool(call.function.name, JSON.parse(call.function.arguments)));
+      } catch (err) {
+        content = errorText(err);
+      }
+      messages.push({ role: 'tool', tool_call_id: call.id, content });
+    }
+  }
+  throw new Error('chatLoop: no answer in 20 turns');
+}
+
+/** streamed makes one streamed request and gathers its chunks into the assistant message. */
+async function streamed(client, params) {
+  const s = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  const message = { role: 'assistant', content: '', tool_calls: [] };
+  for await (const chunk of s) {
+    for (const choice of chunk.choices ?? []) {
+      if (choice.delta?.content) message.content += choice.delta.content;
+      for (const tc of choice.delta?.tool_calls ?? []) {
+        const c = (message.tool_calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (tc.id) c.id = tc.id;
+        if (tc.function?.name) c.function.name += tc.function.name;
+        if (tc.function?.arguments) c.function.arguments += tc.function.arguments;
+      }
+    }
+  }
+  if (message.tool_calls.length === 0) delete message.tool_calls;
+  return message;
+}
