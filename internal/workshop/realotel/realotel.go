@@ -75,7 +75,7 @@ func Frameworks() []Framework {
 		},
 		{
 			Name: "openllmetry", Convention: "OpenLLMetry (Traceloop)", Protocol: "http/protobuf",
-			Packages: []string{"openai", "@traceloop/node-server-sdk", "@opentelemetry/api"},
+			Packages: []string{"openai", "@traceloop/node-server-sdk", "@opentelemetry/api", "@opentelemetry/exporter-trace-otlp-proto"},
 			// Traceloop's own switches: no anonymous telemetry, no prompt
 			// registry polling, no API key; its exporter goes to the
 			// harness's endpoint (TRACELOOP_BASE_URL, set by Run).
@@ -83,7 +83,7 @@ func Frameworks() []Framework {
 		},
 		{
 			Name: "strands", Convention: "OpenTelemetry GenAI (Strands Agents)", Protocol: "http/json",
-			Packages: append([]string{"@strands-agents/sdk", "openai", "@opentelemetry/exporter-trace-otlp-http"}, otel...),
+			Packages: append([]string{"@strands-agents/sdk", "@modelcontextprotocol/sdk", "openai", "@opentelemetry/exporter-trace-otlp-http"}, otel...),
 			// The GenAI conventions as they stand (gen_ai.input.messages,
 			// gen_ai.output.messages ...), not Strands' older default.
 			Env: []string{"OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental"},
