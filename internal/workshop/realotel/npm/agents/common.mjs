@@ -7,7 +7,6 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -43,9 +42,6 @@ export function tracing(exporter, serviceName) {
   provider.register();
   return provider;
 }
-
-/** A tracer of the script itself, for the spans a user adds by hand. */
-export const scriptTracer = () => trace.getTracer('evosignal-realotel');
 
 /**
  * Tools is the task's tools as plain functions with their JSON schemas:
