@@ -44,7 +44,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.fail(fmt.Errorf("answer /v1/messages: %w", err))
 		}
-		s.answered(i, http.StatusOK)
+		s.answeredWith(i, http.StatusOK, Usage{Input: tokens(body), Output: outputTokens(step)})
 		return
 	}
 	e := newSSE(w)
@@ -70,7 +70,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if e.err != nil {
 		s.fail(fmt.Errorf("stream /v1/messages answer: %w", e.err))
 	}
-	s.answered(i, http.StatusOK)
+	s.answeredWith(i, http.StatusOK, Usage{Input: tokens(body), Output: outputTokens(step)})
 }
 
 // anthropicContent is step n as Messages API content blocks: its text,

@@ -1,8 +1,10 @@
 // Package fakemodel is a scripted model server for driving real agent CLIs
-// in tests: an Anthropic Messages API (POST /v1/messages, streamed as
-// server-sent events or not, as Claude Code calls it) and an OpenAI
-// Responses API (POST /v1/responses, streamed, as Codex calls it with
-// wire_api = "responses"). Each model request that the script takes is
+// and frameworks in tests: an Anthropic Messages API (POST /v1/messages,
+// streamed as server-sent events or not, as Claude Code calls it), an
+// OpenAI Responses API (POST /v1/responses, streamed, as Codex calls it
+// with wire_api = "responses") and an OpenAI Chat Completions API (POST
+// /v1/chat/completions, streamed or not, as the openai npm client and the
+// JavaScript agent frameworks call it). Each model request that the script takes is
 // answered with the script's next Step: text, tool calls, or both, whose
 // names and inputs are the script's; every request is recorded, so a test
 // can read what the client sent (the tools it offered, the tool results it
@@ -62,6 +64,9 @@ type Request struct {
 	Step int
 	// Status is the HTTP status the server answered with.
 	Status int
+	// Usage is the token usage the answer reported (zero when it
+	// reported none).
+	Usage Usage
 }
 
 // JSON decodes the request body into v.
@@ -77,7 +82,7 @@ type Config struct {
 	// Script is answered one step per scripted request, in order.
 	Script []Step
 	// Scripted reports whether a model request (a POST of
-	// /v1/messages or /v1/responses) takes the next step. A request it
+	// /v1/messages, /v1/responses or /v1/chat/completions) takes the next step. A request it
 	// refuses is a side request, answered with SideText and recorded with
 	// Step -1. Nil: every model request is scripted.
 	Scripted func(Request) bool
@@ -132,6 +137,7 @@ func Serve(l net.Listener, cfg Config) *Server {
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 	mux.HandleFunc("POST /v1/responses", s.responses)
+	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/", s.unknown)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -178,6 +184,16 @@ func (s *Server) Answered() int {
 	return s.next
 }
 
+// Usage is the sum of the usage the server reported in its answers so
+// far: what a client that counts every answer's tokens counts.
+func (s *Server) Usage() Usage {
+	var u Usage
+	for _, r := range s.Requests() {
+		u = u.Add(r.Usage)
+	}
+	return u
+}
+
 // Err reports every request the server could not answer as asked: one past
 // the script's end (ErrScriptExhausted), to an unknown path, or with a body
 // it could not read. Nil when there was none.
@@ -215,10 +231,15 @@ func (s *Server) take(r *http.Request, body []byte, scripted bool) (int, Request
 }
 
 // answered records the status request i was answered with.
-func (s *Server) answered(i, status int) {
+func (s *Server) answered(i, status int) { s.answeredWith(i, status, Usage{}) }
+
+// answeredWith records the status request i was answered with and the
+// usage the answer reported.
+func (s *Server) answeredWith(i, status int, u Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests[i].Status = status
+	s.requests[i].Usage = u
 }
 
 func (s *Server) fail(err error) {

@@ -209,3 +209,134 @@ func TestCustomCall(t *testing.T) {
 		t.Error("a custom call over the Messages API: no error reported")
 	}
 }
+
+// readChunks reads a Chat Completions stream: its chunks, and whether it
+// ended with data: [DONE].
+func readChunks(t *testing.T, r io.Reader) ([]map[string]any, bool) {
+	t.Helper()
+	var out []map[string]any
+	done := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		if line == "[DONE]" {
+			done = true
+			continue
+		}
+		var c map[string]any
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			t.Fatalf("chunk %s: %v", line, err)
+		}
+		out = append(out, c)
+	}
+	return out, done
+}
+
+func TestChatStream(t *testing.T) {
+	srv := start(t, fakemodel.Config{Script: script})
+	resp := post(t, srv.URL()+"/v1/chat/completions", `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[]}`)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type = %q", ct)
+	}
+	chunks, done := readChunks(t, resp.Body)
+	if !done {
+		t.Error("the stream did not end with [DONE]")
+	}
+	var text, name, args, id, finish string
+	var usage map[string]any
+	for _, c := range chunks {
+		if c["object"] != "chat.completion.chunk" {
+			t.Errorf("chunk object %v", c["object"])
+		}
+		if u, ok := c["usage"].(map[string]any); ok {
+			usage = u
+		}
+		for _, ch := range c["choices"].([]any) {
+			ch := ch.(map[string]any)
+			if f, ok := ch["finish_reason"].(string); ok {
+				finish = f
+			}
+			d := ch["delta"].(map[string]any)
+			if s, ok := d["content"].(string); ok {
+				text += s
+			}
+			calls, _ := d["tool_calls"].([]any)
+			for _, tc := range calls {
+				tc := tc.(map[string]any)
+				if s, ok := tc["id"].(string); ok {
+					id = s
+				}
+				fn := tc["function"].(map[string]any)
+				if s, ok := fn["name"].(string); ok {
+					name = s
+				}
+				args += fn["arguments"].(string)
+			}
+		}
+	}
+	if text != "Let me look." || name != "Bash" || args != `{"command":"ls"}` || id != "call_fake_00_0" || finish != "tool_calls" {
+		t.Errorf("streamed text %q, call %s %s %s, finish %s", text, id, name, args, finish)
+	}
+	want := fakemodel.ChatUsage(script)[0]
+	details := usage["prompt_tokens_details"].(map[string]any)
+	if usage["prompt_tokens"] != float64(want.Input) || usage["completion_tokens"] != float64(want.Output) || details["cached_tokens"] != float64(want.Cached) {
+		t.Errorf("usage %v, want %+v", usage, want)
+	}
+	if got := srv.Usage(); got != want {
+		t.Errorf("recorded usage %+v, want %+v", got, want)
+	}
+}
+
+func TestChatNotStreamed(t *testing.T) {
+	srv := start(t, fakemodel.Config{Script: script})
+	post(t, srv.URL()+"/v1/chat/completions", `{"model":"m","stream":true,"messages":[]}`) // step 0, no usage asked for
+	resp := post(t, srv.URL()+"/v1/chat/completions", `{"model":"m","messages":[]}`)
+	var c struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message struct {
+				Content   *string `json:"content"`
+				ToolCalls []struct {
+					ID       string `json:"id"`
+					Type     string `json:"type"`
+					Function struct{ Name, Arguments string }
+				} `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens        int `json:"prompt_tokens"`
+			CompletionTokens    int `json:"completion_tokens"`
+			PromptTokensDetails struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"prompt_tokens_details"`
+		} `json:"usage"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Object != "chat.completion" || len(c.Choices) != 1 {
+		t.Fatalf("completion = %+v", c)
+	}
+	m := c.Choices[0].Message
+	if m.Content != nil || len(m.ToolCalls) != 2 || m.ToolCalls[0].ID != "own_id" || m.ToolCalls[0].Type != "function" ||
+		m.ToolCalls[0].Function.Name != "update_plan" || m.ToolCalls[0].Function.Arguments != `{"plan":[]}` ||
+		m.ToolCalls[1].ID != "call_fake_01_1" || m.ToolCalls[1].Function.Arguments != "{}" || c.Choices[0].FinishReason != "tool_calls" {
+		t.Errorf("message = %+v, finish %s", m, c.Choices[0].FinishReason)
+	}
+	want := fakemodel.ChatUsage(script)[1]
+	if c.Usage.PromptTokens != want.Input || c.Usage.CompletionTokens != want.Output || c.Usage.PromptTokensDetails.CachedTokens != want.Cached || want.Cached == 0 {
+		t.Errorf("usage %+v, want %+v", c.Usage, want)
+	}
+	// The stream that asked for no usage reported none: only the second
+	// answer counts.
+	if got := srv.Usage(); got != want {
+		t.Errorf("recorded usage %+v, want %+v", got, want)
+	}
+	if err := srv.Err(); err != nil {
+		t.Error(err)
+	}
+}

@@ -48,7 +48,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		if err := writeJSON(w, http.StatusOK, response("completed", items, usage)); err != nil {
 			s.fail(fmt.Errorf("answer /v1/responses: %w", err))
 		}
-		s.answered(i, http.StatusOK)
+		s.answeredWith(i, http.StatusOK, Usage{Input: tokens(body), Output: out})
 		return
 	}
 	e := newSSE(w)
@@ -89,7 +89,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	if e.err != nil {
 		s.fail(fmt.Errorf("stream /v1/responses answer: %w", e.err))
 	}
-	s.answered(i, http.StatusOK)
+	s.answeredWith(i, http.StatusOK, Usage{Input: tokens(body), Output: out})
 }
 
 // responseItems is step n (answering request r) as Responses API output

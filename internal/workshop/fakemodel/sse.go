@@ -58,8 +58,33 @@ func (e *sse) event(name string, v any) {
 		e.err = fmt.Errorf("encode %s event: %w", name, err)
 		return
 	}
-	if _, err := fmt.Fprintf(e.w, "event: %s\ndata: %s\n\n", name, b); err != nil {
-		e.err = fmt.Errorf("write %s event: %w", name, err)
+	e.write("event: %s\ndata: %s\n\n", name, b)
+}
+
+// data writes one unnamed event whose data is v as JSON, as the Chat
+// Completions API streams its chunks.
+func (e *sse) data(v any) {
+	if e.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.err = fmt.Errorf("encode chunk: %w", err)
+		return
+	}
+	e.write("data: %s\n\n", b)
+}
+
+// done writes the Chat Completions stream's last event, data: [DONE].
+func (e *sse) done() {
+	if e.err == nil {
+		e.write("data: [DONE]\n\n")
+	}
+}
+
+func (e *sse) write(format string, args ...any) {
+	if _, err := fmt.Fprintf(e.w, format, args...); err != nil {
+		e.err = fmt.Errorf("write event: %w", err)
 		return
 	}
 	if f, ok := e.w.(http.Flusher); ok {

@@ -1,0 +1,97 @@
+package realotel
+
+import "github.com/evosignal/evosignal/internal/workshop/fakemodel"
+
+// The task's plan tool calls: SkillLite's update_task_plan dialect
+// (internal/plandialect), a revision keeping the completed tasks and
+// replacing the pending ones by the listed ones, and complete_task
+// {task_id}.
+var (
+	firstPlan = map[string]any{"tasks": []any{
+		map[string]any{"id": 1, "description": "Read the project configuration", "tool_hint": "file_read", "completed": false},
+		map[string]any{"id": 2, "description": "Run the test suite", "tool_hint": "command", "completed": false},
+	}}
+	// replan, after the tests failed to run: task 1 is completed and
+	// stays; the pending "Run the test suite" is replaced.
+	replan = map[string]any{"reason": "the project has no tests folder", "tasks": []any{
+		map[string]any{"id": 2, "description": "Write a note that the project has no tests", "tool_hint": "file_write", "completed": false},
+	}}
+)
+
+// Answer is the model's last text, the end of the task.
+const Answer = "config.toml is read; there is no tests folder, so nothing ran: NOTES.md says so."
+
+// Script is the model's side of the task, the same for every framework,
+// one tool call a step: plan, read a file, complete task 1, run a command
+// that fails, replan, write a file, complete task 2, answer.
+func Script() []fakemodel.Step {
+	return []fakemodel.Step{
+		{Calls: []fakemodel.Call{{Name: "update_task_plan", Input: firstPlan}}},
+		{Calls: []fakemodel.Call{{Name: "read_file", Input: map[string]any{"path": "config.toml"}}}},
+		{Calls: []fakemodel.Call{{Name: "complete_task", Input: map[string]any{"task_id": 1}}}},
+		{Calls: []fakemodel.Call{{Name: "run_command", Input: map[string]any{"command": "ls tests"}}}},
+		{Calls: []fakemodel.Call{{Name: "update_task_plan", Input: replan}}},
+		{Calls: []fakemodel.Call{{Name: "write_file", Input: map[string]any{"path": "NOTES.md", "content": "# Notes\n\nThe project has no tests folder.\n"}}}},
+		{Calls: []fakemodel.Call{{Name: "complete_task", Input: map[string]any{"task_id": 2}}}},
+		{Text: Answer},
+	}
+}
+
+// Workspace is the task's work directory's content before the run.
+var Workspace = map[string]string{
+	"config.toml": "[project]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+}
+
+// toolCall is one call the script makes and whether the tool throws.
+type toolCall struct {
+	Name string `json:"name"`
+	OK   bool   `json:"ok"`
+}
+
+// scriptCalls is every call of the script, in order, with whether the
+// real tool succeeds: run_command's "ls tests" exits non-zero, so the
+// script's tool throws.
+func scriptCalls() []toolCall {
+	var out []toolCall
+	for _, s := range Script() {
+		for _, c := range s.Calls {
+			out = append(out, toolCall{Name: c.Name, OK: c.Name != "run_command"})
+		}
+	}
+	return out
+}
+
+// Truth is what the task makes certain, counted by hand from Script
+// (testdata/realotel/README.md shows the count), and the tokens the fake
+// model server reported: what an adapter reading a framework's traces
+// must find.
+type Truth struct {
+	// Sessions is the number of agent sessions (one run of the task).
+	Sessions int
+	// Plans is the number of plans created; Replans the number of
+	// update_task_plan revisions after it.
+	Plans, Replans int
+	// Completions is the number of complete_task calls.
+	Completions int
+	// ModelCalls is the number of model requests the server answered
+	// with a step.
+	ModelCalls int
+	// RealCalls counts the calls of real tools (read_file, run_command,
+	// write_file), FailedCalls those that threw.
+	RealCalls, FailedCalls int
+	// InputTokens, OutputTokens and CachedTokens are the sums of the usage
+	// the server reported (fakemodel.ChatUsage of each step answered).
+	InputTokens, OutputTokens, CachedTokens int
+}
+
+// ScriptTruth is the task's truth when a framework asks for every step
+// and for usage: the hand count.
+func ScriptTruth() Truth {
+	t := Truth{Sessions: 1, Plans: 1, Replans: 1, Completions: 2, ModelCalls: len(Script()), RealCalls: 3, FailedCalls: 1}
+	for _, u := range fakemodel.ChatUsage(Script()) {
+		t.InputTokens += u.Input
+		t.OutputTokens += u.Output
+		t.CachedTokens += u.Cached
+	}
+	return t
+}
