@@ -374,7 +374,28 @@ func (b builder) sessionEnded() *SessionEndedData {
 			d.DurationMS = b.int(v)
 		case "feedback":
 			d.Feedback = Feedback(b.str(v))
+		case "usage":
+			d.Usage = b.usage(v)
 		}
 	})
 	return d
+}
+
+func (b builder) usage(i int32) *Usage {
+	u := new(Usage)
+	b.members(i, func(key []byte, v int32) {
+		switch string(key) {
+		case "model_calls":
+			u.ModelCalls = b.int(v)
+		case "input_tokens":
+			u.InputTokens = b.intPtr(v)
+		case "output_tokens":
+			u.OutputTokens = b.intPtr(v)
+		case "cached_input_tokens":
+			u.CachedInputTokens = b.intPtr(v)
+		case "model_ms":
+			u.ModelMS = b.int(v)
+		}
+	})
+	return u
 }

@@ -25,6 +25,7 @@ func DefaultTools() map[string]string {
 		"write_todos":      DeepAgents,
 		"TaskCreate":       ClaudeCodeTaskCreate,
 		"TaskUpdate":       ClaudeCodeTaskUpdate,
+		"complete_task":    SkillLiteCompleteTask,
 		"TaskList":         Control,
 		"TaskGet":          Control,
 		"ToolSearch":       Control,

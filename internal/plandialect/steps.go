@@ -13,6 +13,10 @@ const (
 	ClaudeCodeTaskCreate = "claude-code-task-create"
 	// ClaudeCodeTaskUpdate is Claude Code's TaskUpdate.
 	ClaudeCodeTaskUpdate = "claude-code-task-update"
+	// SkillLiteCompleteTask is SkillLite's complete_task {task_id}: the
+	// task is completed (the SkillLite adapter reads it itself; this is for
+	// agents of SkillLite's protocol seen through OpenTelemetry).
+	SkillLiteCompleteTask = "skilllite-complete-task"
 	// Control is a tool that neither plans nor works: it reads the task list
 	// (Claude Code's TaskList, TaskGet) or loads tools (ToolSearch). Its calls
 	// are control calls and do not end a burst of plan calls.
@@ -57,9 +61,42 @@ type StepDialect interface {
 
 // builtinSteps holds the incremental dialects a Registry can name.
 var builtinSteps = map[string]StepDialect{
-	ClaudeCodeTaskCreate: taskCreate{},
-	ClaudeCodeTaskUpdate: taskUpdate{},
-	Control:              control{},
+	ClaudeCodeTaskCreate:  taskCreate{},
+	ClaudeCodeTaskUpdate:  taskUpdate{},
+	SkillLiteCompleteTask: completeTask{},
+	Control:               control{},
+}
+
+// completeTask reads complete_task {task_id: integer ≥ 1} (a numeric
+// string is taken too), a StepUpdate to completed.
+type completeTask struct{}
+
+func (completeTask) Name() string { return SkillLiteCompleteTask }
+
+func (completeTask) ParseStep(b, _ []byte) (Step, error) {
+	a := args{dialect: SkillLiteCompleteTask}
+	m, err := a.root(b)
+	if err != nil {
+		return Step{}, err
+	}
+	raw, ok := m["task_id"]
+	if !ok {
+		return Step{}, a.fail("/task_id", "missing")
+	}
+	var id int64
+	if err := json.Unmarshal(raw, &id); err != nil {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return Step{}, a.fail("/task_id", "not an integer")
+		}
+		if id, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return Step{}, a.fail("/task_id", "task id %q is not an integer", s)
+		}
+	}
+	if id < 1 || id > maxID {
+		return Step{}, a.fail("/task_id", "task id %d is not positive", id)
+	}
+	return Step{Op: StepUpdate, ID: id, Status: Completed}, nil
 }
 
 // taskCreate reads TaskCreate {subject, description, activeForm?,

@@ -476,6 +476,8 @@ func (s *Session) apply(ctx context.Context, at At, p plandialect.Plan) error {
 	if len(res.Tasks) > 0 {
 		s.toolPlanned = true
 	}
+	// Incremental calls after a whole list work on that list.
+	s.st = nil
 	return s.result(ctx, at, "", res)
 }
 

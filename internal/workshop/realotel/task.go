@@ -1,6 +1,11 @@
 package realotel
 
-import "github.com/evosignal/evosignal/internal/workshop/fakemodel"
+import (
+	"fmt"
+
+	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/fakemodel"
+)
 
 // The task's plan tool calls: SkillLite's update_task_plan dialect
 // (internal/plandialect), a revision keeping the completed tasks and
@@ -94,4 +99,51 @@ func ScriptTruth() Truth {
 		t.CachedTokens += u.Cached
 	}
 	return t
+}
+
+// TruthOf counts in evs what a Truth counts: sessions started, plans
+// created, replans (agent.plan.updated), completions, model calls and
+// tokens (agent.session.ended's iterations and usage), real tool calls and
+// the failed ones (agent.tool.called, control false): what an adapter made
+// of a framework's telemetry, to hold against the script's truth.
+func TruthOf(evs []*events.Event) (Truth, error) {
+	var got Truth
+	for _, e := range evs {
+		p, err := e.Payload()
+		if err != nil {
+			return Truth{}, fmt.Errorf("event %s: %w", e.ID, err)
+		}
+		switch d := p.(type) {
+		case *events.SessionStartedData:
+			got.Sessions++
+		case *events.PlanCreatedData:
+			got.Plans++
+		case *events.PlanUpdatedData:
+			got.Replans++
+		case *events.TaskCompletedData:
+			got.Completions++
+		case *events.ToolCalledData:
+			if !d.Control {
+				got.RealCalls++
+				if !d.OK {
+					got.FailedCalls++
+				}
+			}
+		case *events.SessionEndedData:
+			got.ModelCalls += int(d.Iterations)
+			if u := d.Usage; u != nil {
+				got.InputTokens += int(deref(u.InputTokens))
+				got.OutputTokens += int(deref(u.OutputTokens))
+				got.CachedTokens += int(deref(u.CachedInputTokens))
+			}
+		}
+	}
+	return got, nil
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
