@@ -1,11 +1,13 @@
-// Package otlpin is the OTLP/HTTP trace receiver of the ingester: POST
-// /v1/traces with a protobuf or JSON body (gzip or not), decoded with the
-// OpenTelemetry collector's pdata, mapped by internal/adapter/otel and
+// Package otlpin is the OTLP/HTTP receiver of the ingester: POST
+// /v1/traces and /v1/logs with a protobuf or JSON body (gzip or not),
+// decoded with the OpenTelemetry collector's pdata, mapped by
+// internal/adapter/otel (log records join the spans of their trace) and
 // published through JetStream like any agent's events (Nats-Msg-Id = the
 // event id). Responses follow the OTLP/HTTP specification: 200 with an
-// ExportTraceServiceResponse (partial_success when spans were rejected),
-// 400 (permanent) for a body that does not decode or events the stream will
-// never take, 405, 413 for a body over the limit, 415 for another content
+// ExportTraceServiceResponse or ExportLogsServiceResponse (partial_success
+// when spans were rejected), 400 (permanent) for a body that does not
+// decode, a JSON body that is no export request of the path's signal, or
+// events the stream will never take, 405, 413 for a body over the limit, 415 for another content
 // type or encoding, 503 with Retry-After (retryable) when the events could
 // not be delivered now or too many requests are in flight.
 package otlpin
@@ -24,6 +26,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -32,8 +35,11 @@ import (
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
 )
 
-// Path is where the receiver takes traces.
-const Path = "/v1/traces"
+// Path is where the receiver takes traces, LogsPath where it takes logs.
+const (
+	Path     = "/v1/traces"
+	LogsPath = "/v1/logs"
+)
 
 const (
 	typeProto = "application/x-protobuf"
@@ -128,17 +134,39 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, ct, status, err)
 		return
 	}
-	req := ptraceotlp.NewExportRequest()
+	logs := r.URL.Path == LogsPath
 	if ct == typeJSON {
-		err = req.UnmarshalJSON(body)
+		if err := notOTLP(body, logs); err != nil {
+			h.fail(w, ct, http.StatusBadRequest, err)
+			return
+		}
+	}
+	var rejected int64
+	if logs {
+		req := plogotlp.NewExportRequest()
+		if ct == typeJSON {
+			err = req.UnmarshalJSON(body)
+		} else {
+			err = req.UnmarshalProto(body)
+		}
+		if err != nil {
+			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s logs body: %w", ct, err))
+			return
+		}
+		_, err = h.m.ConsumeLogs(r.Context(), req.Logs(), h.now())
 	} else {
-		err = req.UnmarshalProto(body)
+		req := ptraceotlp.NewExportRequest()
+		if ct == typeJSON {
+			err = req.UnmarshalJSON(body)
+		} else {
+			err = req.UnmarshalProto(body)
+		}
+		if err != nil {
+			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s body: %w", ct, err))
+			return
+		}
+		rejected, err = h.m.Consume(r.Context(), req.Traces(), h.now())
 	}
-	if err != nil {
-		h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s body: %w", ct, err))
-		return
-	}
-	rejected, err := h.m.Consume(r.Context(), req.Traces(), h.now())
 	if err == nil {
 		err = h.deliver(r.Context())
 	}
@@ -151,10 +179,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, ct, http.StatusServiceUnavailable, fmt.Errorf("deliver events: %w", err))
 		return
 	}
-	resp := ptraceotlp.NewExportResponse()
-	if rejected > 0 {
-		resp.PartialSuccess().SetRejectedSpans(rejected)
-		resp.PartialSuccess().SetErrorMessage(fmt.Sprintf("%d spans without a trace id or span id", rejected))
+	var resp interface {
+		MarshalJSON() ([]byte, error)
+		MarshalProto() ([]byte, error)
+	}
+	if logs {
+		resp = plogotlp.NewExportResponse()
+	} else {
+		tr := ptraceotlp.NewExportResponse()
+		if rejected > 0 {
+			tr.PartialSuccess().SetRejectedSpans(rejected)
+			tr.PartialSuccess().SetErrorMessage(fmt.Sprintf("%d spans without a trace id or span id", rejected))
+		}
+		resp = tr
 	}
 	var b []byte
 	if ct == typeJSON {
@@ -169,6 +206,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+}
+
+// notOTLP is the error of a JSON body that is no export request of the
+// path's signal (pdata's decoder takes any object, unknown members
+// ignored): {"foo": 1}, a framework's own trace dump, logs sent to
+// /v1/traces. An empty object is an empty request, taken.
+func notOTLP(body []byte, logs bool) error {
+	want := otelad.SignalTraces
+	if logs {
+		want = otelad.SignalLogs
+	}
+	signal, what := otelad.SignalOf(body)
+	switch {
+	case signal == want:
+		return nil
+	case signal != "":
+		return fmt.Errorf("an OTLP %s export sent to the %s path: send it to /v1/%s", signal, want, signal)
+	case what == "an empty JSON object":
+		return nil
+	}
+	return fmt.Errorf("not an OTLP %s export request: %s", want, what)
 }
 
 // read returns the request body, decompressed, or the status to answer.

@@ -2,6 +2,7 @@ package otlpin_test
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
@@ -57,6 +59,7 @@ func TestHandlerResponses(t *testing.T) {
 
 	tests := []struct {
 		name, method, ctype, enc string
+		path                     string // otlpin.Path when empty
 		body                     []byte
 		deliverErr               error
 		status                   int
@@ -72,6 +75,12 @@ func TestHandlerResponses(t *testing.T) {
 		{name: "brotli", ctype: "application/json", enc: "br", body: jsonBody, status: 415},
 		{name: "bad protobuf", ctype: "application/x-protobuf", body: []byte("\xff\xff\xff"), status: 400},
 		{name: "bad json", ctype: "application/json", body: []byte(`{"resourceSpans": 3}`), status: 400},
+		{name: "not OTLP", ctype: "application/json", body: []byte(`{"foo": 1}`), status: 400},
+		{name: "a span dump", ctype: "application/json", body: []byte(`[{"name": "call_llm", "span_id": 3}]`), status: 400},
+		{name: "empty request", ctype: "application/json", body: []byte(`{}`), status: 200},
+		{name: "logs on the traces path", ctype: "application/json", body: []byte(`{"resourceLogs": []}`), status: 400},
+		{name: "traces on the logs path", path: otlpin.LogsPath, ctype: "application/json", body: jsonBody, status: 400},
+		{name: "empty logs", path: otlpin.LogsPath, ctype: "application/json", body: []byte(`{"resourceLogs": []}`), status: 200},
 		{name: "bad gzip", ctype: "application/json", enc: "gzip", body: jsonBody, status: 400},
 		{name: "too large", ctype: "application/json", body: bytes.Repeat([]byte(" "), limit+1), status: 413},
 		{name: "too large unzipped", ctype: "application/json", enc: "gzip", body: gz(bytes.Repeat([]byte(" "), 4*limit)), status: 413},
@@ -92,7 +101,8 @@ func TestHandlerResponses(t *testing.T) {
 			if method == "" {
 				method = http.MethodPost
 			}
-			r := httptest.NewRequest(method, otlpin.Path, bytes.NewReader(tt.body))
+			path := cmp.Or(tt.path, otlpin.Path)
+			r := httptest.NewRequest(method, path, bytes.NewReader(tt.body))
 			r.Header.Set("Content-Type", tt.ctype)
 			if tt.enc != "" {
 				r.Header.Set("Content-Encoding", tt.enc)
@@ -108,6 +118,11 @@ func TestHandlerResponses(t *testing.T) {
 			}
 			json := strings.HasPrefix(tt.ctype, "application/json")
 			switch {
+			case tt.status == 200 && path == otlpin.LogsPath:
+				res := plogotlp.NewExportResponse()
+				if err := res.UnmarshalJSON(raw); err != nil {
+					t.Errorf("logs response %q: %v", raw, err)
+				}
 			case tt.status == 200:
 				res := ptraceotlp.NewExportResponse()
 				if json {

@@ -33,8 +33,12 @@ const RequestCost = 8
 
 // Config configures a Receiver.
 type Config struct {
-	Addr   string // listen address, e.g. ":4318" (port 0 picks one)
-	Prefix string // subject prefix: events go to <Prefix>.<agent>
+	Addr string // listen address, e.g. ":4318" (port 0 picks one)
+	// Listener, when set, is served instead of listening on Addr (a
+	// listener opened in another network namespace, as the tests that run
+	// real agents in one do); Close closes it.
+	Listener net.Listener
+	Prefix   string // subject prefix: events go to <Prefix>.<agent>
 	Limits
 	// Sweep is how often traces waiting for their agent run's end are
 	// checked against Mapper.Linger and Mapper.MaxIdle.
@@ -64,7 +68,7 @@ func (c Config) MemoryBound() int64 {
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	errs := []error{c.Mapper.Validate()}
-	if c.Addr == "" {
+	if c.Addr == "" && c.Listener == nil {
 		errs = append(errs, errors.New("otlp: empty listen address"))
 	}
 	if c.MaxBody < 1 {
@@ -95,8 +99,8 @@ type Receiver struct {
 	closeErr  error
 }
 
-// Start listens on cfg.Addr and serves POST /v1/traces, publishing the
-// mapped events to js.
+// Start listens on cfg.Addr (or serves cfg.Listener) and serves POST
+// /v1/traces and /v1/logs, publishing the mapped events to js.
 func Start(cfg Config, js jetstream.JetStream, log *slog.Logger) (*Receiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -111,14 +115,17 @@ func Start(cfg Config, js jetstream.JetStream, log *slog.Logger) (*Receiver, err
 		pub.Close(context.Background())
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		pub.Close(context.Background())
-		return nil, fmt.Errorf("otlp listen on %s: %w", cfg.Addr, err)
+	ln := cfg.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			pub.Close(context.Background())
+			return nil, fmt.Errorf("otlp listen on %s: %w", cfg.Addr, err)
+		}
 	}
 	mux := http.NewServeMux()
 	h := NewHandler(m, pub.Flush, cfg.Limits)
 	mux.Handle(Path, h)
+	mux.Handle(LogsPath, h)
 	r := &Receiver{ln: ln, h: h, mapper: m, pub: pub, big: big, log: log, stop: make(chan struct{}),
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	r.wg.Add(2)
@@ -129,7 +136,7 @@ func Start(cfg Config, js jetstream.JetStream, log *slog.Logger) (*Receiver, err
 		}
 	}()
 	go r.sweep(cfg.Sweep)
-	log.Info("receiving OTLP/HTTP traces", "addr", ln.Addr().String(), "path", Path,
+	log.Info("receiving OTLP/HTTP traces and logs", "addr", ln.Addr().String(), "traces", Path, "logs", LogsPath,
 		"max_body", cfg.MaxBody, "max_requests", cfg.MaxRequests, "max_buffer_bytes", cfg.Mapper.MaxBytes,
 		"max_buffer_spans", cfg.Mapper.MaxSpans, "max_idle", cfg.Mapper.MaxIdle)
 	return r, nil

@@ -50,7 +50,7 @@ func (e *NotOTLPError) Error() string {
 func ReadJSON(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
 	exports := 0
 	err := records.ReadValues(ctx, r, max, func(ctx context.Context, line int, raw []byte) error {
-		signal, what := signalOf(raw)
+		signal, what := SignalOf(raw)
 		switch {
 		case signal == "" && exports == 0:
 			return &NotOTLPError{Line: line, What: what}
@@ -84,7 +84,7 @@ var errDecode = errors.New("decode OTLP JSON")
 // it returns the spans or log records it held.
 func consumeJSON(ctx context.Context, m *Mapper, signal string, raw []byte) (int, error) {
 	switch signal {
-	case signalTraces:
+	case SignalTraces:
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(raw); err != nil {
 			return 0, fmt.Errorf("%w: %v", errDecode, err)
@@ -101,16 +101,18 @@ func consumeJSON(ctx context.Context, m *Mapper, signal string, raw []byte) (int
 	}
 }
 
-// The OTLP signals read.
+// The OTLP signals read, as SignalOf names them.
 const (
-	signalTraces = "traces"
-	signalLogs   = "logs"
+	SignalTraces = "traces"
+	SignalLogs   = "logs"
 )
 
-// signalOf tells which OTLP export raw is by its top-level members
-// (resourceSpans, resourceLogs, or their protobuf names), "" for none, with
-// what was found instead.
-func signalOf(raw []byte) (signal, what string) {
+// SignalOf tells which OTLP export request raw, a JSON value, is by its
+// top-level members (resourceSpans, resourceLogs, or their protobuf
+// names): SignalTraces, SignalLogs, or "" for neither, with what was found
+// instead (for the error). An empty object is an empty request of no
+// signal.
+func SignalOf(raw []byte) (signal, what string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return "", "a JSON " + jsonKind(raw)
@@ -122,9 +124,9 @@ func signalOf(raw []byte) (signal, what string) {
 	for k := range top {
 		switch k {
 		case "resourceSpans", "resource_spans":
-			return signalTraces, ""
+			return SignalTraces, ""
 		case "resourceLogs", "resource_logs":
-			return signalLogs, ""
+			return SignalLogs, ""
 		}
 	}
 	keys := make([]string, 0, len(top))
