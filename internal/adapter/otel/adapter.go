@@ -16,22 +16,29 @@ import (
 // Name is the adapter's -agent value.
 const Name = "otel"
 
-// Adapter is OTLP JSON files as an adapter.Adapter. It takes no flags: each
-// session's source is <agent>/otel, the agent its spans name.
+// Adapter is OTLP JSON files (traces and logs) as an adapter.Adapter. It
+// takes no flags: each session's source is <agent>/otel, the agent its spans
+// name.
 type Adapter struct{}
 
 var _ adapter.Adapter = Adapter{}
 
 func (Adapter) Name() string           { return Name }
-func (Adapter) Reads() adapter.Reads   { return adapter.JSONLines }
+func (Adapter) Reads() adapter.Reads   { return adapter.JSONValues }
 func (Adapter) Flags(fs *flag.FlagSet) {}
 func (Adapter) Validate() error        { return nil }
 
 func (Adapter) Help() string {
-	return `  -agent otel          OTLP JSON lines (the collector's file exporter: one
-                       ExportTraceServiceRequest per line) of OpenTelemetry GenAI
-                       spans; one session per trace, its source <agent>/otel, the
-                       agent its spans name (docs/otel.md)
+	return `  -agent otel          OpenTelemetry traces and logs as OTLP JSON (the collector's
+                       file exporter: one export request a line; or one document,
+                       pretty-printed or not), in the conventions the frameworks and
+                       CLIs emit: GenAI (current and older names), OpenInference,
+                       OpenLLMetry, the Vercel AI SDK, Claude Code's and Codex's own.
+                       One session per trace (<conversation>/<prompt|turn> where the
+                       spans or logs name them), its source <agent>/otel; log records
+                       join their trace's spans, so give a run's traces and logs in
+                       one input (cat traces.jsonl logs.jsonl). A first record that
+                       is not OTLP refuses the input (docs/otel.md)
 `
 }
 
