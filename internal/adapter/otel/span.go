@@ -23,18 +23,11 @@ const (
 // mappable reports whether a span of k makes its trace a session.
 func (k kind) mappable() bool { return k != kindOther }
 
-// usage is a model call's token counts; has tells whether the span carried
-// any of them.
+// usage is a model call's token counts, each with whether the span
+// carried it.
 type usage struct {
-	input, output, cached int64
-	has                   bool
-}
-
-func (u *usage) add(o usage) {
-	u.input += o.input
-	u.output += o.output
-	u.cached += o.cached
-	u.has = u.has || o.has
+	input, output, cached          int64
+	hasIn, hasOut, hasCached, has bool // has: any of them
 }
 
 // span is what the mapping needs of one OTLP span, copied out of pdata so
@@ -158,16 +151,10 @@ func count(m pcommon.Map, keys ...string) (int64, bool) {
 // tokens reads a model call's usage from the keys of each count.
 func tokens(m pcommon.Map, input, output, cached []string) usage {
 	var u usage
-	var ok bool
-	if u.input, ok = count(m, input...); ok {
-		u.has = true
-	}
-	if u.output, ok = count(m, output...); ok {
-		u.has = true
-	}
-	if u.cached, ok = count(m, cached...); ok {
-		u.has = true
-	}
+	u.input, u.hasIn = count(m, input...)
+	u.output, u.hasOut = count(m, output...)
+	u.cached, u.hasCached = count(m, cached...)
+	u.has = u.hasIn || u.hasOut || u.hasCached
 	return u
 }
 

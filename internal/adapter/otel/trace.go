@@ -78,7 +78,7 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 				continue // the outer model span counts the call
 			}
 			u := t.usageOf(s)
-			sess.Model(foreign.Model{Input: u.ptr(u.input), Output: u.ptr(u.output), Cached: u.ptr(u.cached), Duration: s.duration()})
+			sess.Model(foreign.Model{Input: ptr(u.input, u.hasIn), Output: ptr(u.output, u.hasOut), Cached: ptr(u.cached, u.hasCached), Duration: s.duration()})
 		case kindTool:
 			if s.tool == "" || t.within(s, func(p *span) bool { return p.kind == kindTool && p.tool == s.tool }) {
 				continue // a tool span inside its own call's span
@@ -170,8 +170,9 @@ func (t *tree) failedPart(s *span) *span {
 	return nil
 }
 
-func (u usage) ptr(n int64) *int64 {
-	if !u.has {
+// ptr is &n when the count was reported, else nil.
+func ptr(n int64, reported bool) *int64 {
+	if !reported {
 		return nil
 	}
 	return &n
