@@ -26,7 +26,7 @@ func (k kind) mappable() bool { return k != kindOther }
 // usage is a model call's token counts, each with whether the span
 // carried it.
 type usage struct {
-	input, output, cached          int64
+	input, output, cached         int64
 	hasIn, hasOut, hasCached, has bool // has: any of them
 }
 
