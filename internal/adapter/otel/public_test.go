@@ -1,7 +1,6 @@
 package otel_test
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"os"
@@ -34,26 +33,6 @@ var publicTraces = []publicTrace{
 	{file: "openai.jsonl", modelCalls: 3, tools: map[string]int64{"get_current_time": 1, "write_file": 1}, input: 269 + 359 + 392, output: 16 + 14 + 46},
 	{file: "smolagents.jsonl", modelCalls: 3, tools: map[string]int64{"get_current_time": 1, "write_file": 1, "final_answer": 1}, input: 677 + 782 + 835, output: 16 + 14 + 57},
 	{file: "tinyagent.jsonl", modelCalls: 4, tools: map[string]int64{"get_current_time": 1, "write_file": 1, "final_answer": 1}, input: 328 + 414 + 449 + 178, output: 16 + 14 + 43 + 83},
-}
-
-// publicSink keeps the events it is sent, each checked against the
-// contract.
-type publicSink struct {
-	tb  testing.TB
-	evs []*events.Event
-}
-
-func (s *publicSink) Send(_ context.Context, e *events.Event) error {
-	b, err := json.Marshal(e)
-	if err != nil {
-		s.tb.Fatal(err)
-	}
-	d, err := events.Decode(b)
-	if err != nil {
-		s.tb.Fatalf("event does not pass the contract: %v\n%s", err, b)
-	}
-	s.evs = append(s.evs, d)
-	return nil
 }
 
 // sessionUsage is what agent.session.ended's data is to carry of the
@@ -89,7 +68,7 @@ func TestPublicAnyAgentTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			s := &publicSink{tb: t}
+			s := &sink{tb: t}
 			m, err := otelad.New(otelad.DefaultConfig(), s)
 			if err != nil {
 				t.Fatal(err)
