@@ -2,6 +2,7 @@ package realcli
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -15,10 +16,12 @@ const (
 )
 
 // Telemetry is a CLI's own OpenTelemetry export, pointed at an OTLP/HTTP
-// receiver in the harness's namespace (Harness.Telemetry starts one). Set
-// on a ClaudeCode or a Codex before its first prompt, it turns the CLI's
-// export of traces, logs and metrics on; nil, the default, leaves the
-// CLI's configuration as it is without. Claude Code exports with
+// receiver in the harness's namespace (Harness.Telemetry starts an
+// otlpcapture sink; Harness.TelemetryListener opens a listener for
+// another receiver, internal/otlpin's). Set on a ClaudeCode or a Codex
+// before its first prompt, it turns the CLI's export of traces, logs and
+// metrics on; nil, the default, leaves the CLI's configuration as it is
+// without. Claude Code exports with
 // CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC set (it switches off
 // Anthropic's own telemetry, not OTel); Codex, with [otel] on, also POSTs
 // {base_url}/analytics/codex/turn-costs to its model provider at each
@@ -44,13 +47,23 @@ func (t *Telemetry) protocol() string {
 // it.
 func (h *Harness) Telemetry(tb testing.TB) (*otlpcapture.Server, *Telemetry) {
 	tb.Helper()
+	l, tel := h.TelemetryListener(tb)
+	srv := otlpcapture.Serve(l)
+	tb.Cleanup(func() { srv.Close() })
+	return srv, tel
+}
+
+// TelemetryListener opens a listener in the harness's namespace for
+// another OTLP/HTTP receiver to serve (internal/otlpin's Config.Listener,
+// which then closes it), and returns it with the Telemetry that points a
+// CLI at it.
+func (h *Harness) TelemetryListener(tb testing.TB) (net.Listener, *Telemetry) {
+	tb.Helper()
 	l, err := h.NS.Listen()
 	if err != nil {
 		tb.Fatalf("realcli: %v", err)
 	}
-	srv := otlpcapture.Serve(l)
-	tb.Cleanup(func() { srv.Close() })
-	return srv, &Telemetry{Endpoint: srv.URL()}
+	return l, &Telemetry{Endpoint: "http://" + l.Addr().String()}
 }
 
 // claudeCodeEnv is Claude Code's environment for t: OTel on
