@@ -1,6 +1,7 @@
 package realcli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
@@ -71,6 +72,19 @@ func (ns *Namespace) Listen() (net.Listener, error) {
 		return nil, fmt.Errorf("listen in the namespace: %w", err)
 	}
 	return l, nil
+}
+
+// DialContext opens a connection from inside the namespace, to a listener
+// opened there with Listen (an http.Transport's DialContext): a client in
+// the test process reaching a server only the namespace sees.
+func (ns *Namespace) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	var err error
+	ns.run(func() { c, err = (&net.Dialer{}).DialContext(ctx, network, addr) })
+	if err != nil {
+		return nil, fmt.Errorf("dial in the namespace: %w", err)
+	}
+	return c, nil
 }
 
 // Start starts cmd inside the namespace (cmd.Wait may be called from

@@ -19,6 +19,7 @@ package realotel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,6 +188,9 @@ type Options struct {
 	Dir string
 	// Timeout bounds the script's run; 60 s when zero.
 	Timeout time.Duration
+	// Session is the session id the script gives the framework where it
+	// takes one (REALOTEL_SESSION); "session-<framework>" when empty.
+	Session string
 }
 
 // Result is one run: the truth, what the script printed, and the fake
@@ -267,7 +271,7 @@ func Run(ctx context.Context, framework, otlpEndpoint string, opts Options) (Res
 		"REALOTEL_MODEL_URL=" + srv.URL() + "/v1",
 		"REALOTEL_MODEL=" + Model,
 		"REALOTEL_WORKDIR=" + work,
-		"REALOTEL_SESSION=session-" + f.Name,
+		"REALOTEL_SESSION=" + cmp.Or(opts.Session, "session-"+f.Name),
 		"OPENAI_API_KEY=fake-key",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + otlpEndpoint,
 		"OTEL_EXPORTER_OTLP_PROTOCOL=" + f.Protocol,
