@@ -141,7 +141,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var rejected int64
+	var c otelad.Consumed
 	if logs {
 		req := plogotlp.NewExportRequest()
 		if ct == typeJSON {
@@ -153,7 +153,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s logs body: %w", ct, err))
 			return
 		}
-		_, err = h.m.ConsumeLogs(r.Context(), req.Logs(), h.now())
+		c, err = h.m.ConsumeLogs(r.Context(), req.Logs(), h.now())
 	} else {
 		req := ptraceotlp.NewExportRequest()
 		if ct == typeJSON {
@@ -165,7 +165,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s body: %w", ct, err))
 			return
 		}
-		rejected, err = h.m.Consume(r.Context(), req.Traces(), h.now())
+		c, err = h.m.Consume(r.Context(), req.Traces(), h.now())
+	}
+	if err == nil && c.Settling > 0 {
+		// The traces this request completed settle (a span still on its
+		// way may come in another request), then this request maps them
+		// and answers for their delivery; a trace that got a span
+		// meanwhile is left to the request that brought it.
+		err = h.settle(r.Context())
 	}
 	if err == nil {
 		err = h.deliver(r.Context())
@@ -187,9 +194,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resp = plogotlp.NewExportResponse()
 	} else {
 		tr := ptraceotlp.NewExportResponse()
-		if rejected > 0 {
-			tr.PartialSuccess().SetRejectedSpans(rejected)
-			tr.PartialSuccess().SetErrorMessage(fmt.Sprintf("%d spans without a trace id or span id", rejected))
+		if c.Rejected > 0 {
+			tr.PartialSuccess().SetRejectedSpans(c.Rejected)
+			tr.PartialSuccess().SetErrorMessage(fmt.Sprintf("%d spans without a trace id or span id", c.Rejected))
 		}
 		resp = tr
 	}
@@ -206,6 +213,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+}
+
+// settle waits the mapper's Settle, then maps what has settled.
+func (h *Handler) settle(ctx context.Context) error {
+	t := time.NewTimer(h.m.Config().Settle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	return h.m.MapSettled(ctx, h.now())
 }
 
 // notOTLP is the error of a JSON body that is no export request of the

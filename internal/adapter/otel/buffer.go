@@ -30,6 +30,7 @@ type traceBuf struct {
 	root  bool          // has a span without parent
 	idle  *list.Element // in pending.idle
 	aged  *list.Element // in pending.agents; nil without a mappable span
+	ready *list.Element // in pending.settled; nil unless complete
 }
 
 // pending is the traces waiting to be mapped, byte- and span-accounted,
@@ -37,9 +38,10 @@ type traceBuf struct {
 // front is the least recently active, evicted first), agents orders those
 // with a mappable span the same way (the front lingered longest).
 type pending struct {
-	m      map[string]*traceBuf
-	idle   list.List
-	agents list.List
+	m       map[string]*traceBuf
+	idle    list.List
+	agents  list.List
+	settled list.List // the complete traces, least recently active first
 	spans  int
 	bytes  int64
 }
@@ -59,13 +61,32 @@ func (p *pending) get(id string) *traceBuf {
 	return b
 }
 
-// add appends s to b, arrived at now; false when b holds s already.
-func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
+// touch records activity on b at now: it moves to the back of its lists.
+func (p *pending) touch(b *traceBuf, now time.Time) {
 	b.last = now
 	p.idle.MoveToBack(b.idle)
 	if b.aged != nil {
 		p.agents.MoveToBack(b.aged)
 	}
+	if b.ready != nil {
+		p.settled.MoveToBack(b.ready)
+	}
+}
+
+// settling puts b on the settled list (ready) or takes it off.
+func (p *pending) settling(b *traceBuf, ready bool) {
+	switch {
+	case ready && b.ready == nil:
+		b.ready = p.settled.PushBack(b)
+	case !ready && b.ready != nil:
+		p.settled.Remove(b.ready)
+		b.ready = nil
+	}
+}
+
+// add appends s to b, arrived at now; false when b holds s already.
+func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
+	p.touch(b, now)
 	if b.ids[s.id] {
 		return false
 	}
@@ -87,11 +108,7 @@ func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
 
 // addLog appends r to b, arrived at now; false when b holds r already.
 func (p *pending) addLog(b *traceBuf, r *logRec, now time.Time) bool {
-	b.last = now
-	p.idle.MoveToBack(b.idle)
-	if b.aged != nil {
-		p.agents.MoveToBack(b.aged)
-	}
+	p.touch(b, now)
 	k := r.key()
 	if b.ids[k] {
 		return false
@@ -168,6 +185,9 @@ func (p *pending) remove(b *traceBuf) {
 	p.idle.Remove(b.idle)
 	if b.aged != nil {
 		p.agents.Remove(b.aged)
+	}
+	if b.ready != nil {
+		p.settled.Remove(b.ready)
 	}
 	delete(p.m, b.id)
 	p.spans -= len(b.spans) + len(b.logs)

@@ -47,9 +47,15 @@ func (e *NotOTLPError) Error() string {
 // no OTLP export refuses the file (*NotOTLPError). At the end of r the
 // input is complete: every trace with a GenAI span is mapped
 // (Mapper.Flush).
+//
+// The file's clock is its records: each record read is a millisecond of
+// Mapper's time (Config.Settle 250 ms = 250 records, Linger 30 s = 30,000),
+// and the mapper is swept after each, so that a file maps the same way
+// however fast it is read, and holds only the traces still open.
 func ReadJSON(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {
 	exports := 0
 	err := records.ReadValues(ctx, r, max, func(ctx context.Context, line int, raw []byte) error {
+		now := fileClock(exports)
 		signal, what := SignalOf(raw)
 		switch {
 		case signal == "" && exports == 0:
@@ -59,7 +65,10 @@ func ReadJSON(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*
 			return nil
 		}
 		exports++
-		n, err := consumeJSON(ctx, m, signal, raw)
+		n, err := consumeJSON(ctx, m, signal, raw, now)
+		if err == nil {
+			err = m.Sweep(ctx, now)
+		}
 		switch {
 		case err != nil && errors.Is(err, errDecode):
 			onErr(&LineError{Line: line, Err: err})
@@ -82,24 +91,27 @@ var errDecode = errors.New("decode OTLP JSON")
 
 // consumeJSON decodes raw, an export request of signal, and hands it to m;
 // it returns the spans or log records it held.
-func consumeJSON(ctx context.Context, m *Mapper, signal string, raw []byte) (int, error) {
+func consumeJSON(ctx context.Context, m *Mapper, signal string, raw []byte, now time.Time) (int, error) {
 	switch signal {
 	case SignalTraces:
 		req := ptraceotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(raw); err != nil {
 			return 0, fmt.Errorf("%w: %v", errDecode, err)
 		}
-		_, err := m.Consume(ctx, req.Traces(), time.Now())
+		_, err := m.Consume(ctx, req.Traces(), now)
 		return req.Traces().SpanCount(), err
 	default:
 		req := plogotlp.NewExportRequest()
 		if err := req.UnmarshalJSON(raw); err != nil {
 			return 0, fmt.Errorf("%w: %v", errDecode, err)
 		}
-		_, err := m.ConsumeLogs(ctx, req.Logs(), time.Now())
+		_, err := m.ConsumeLogs(ctx, req.Logs(), now)
 		return req.Logs().LogRecordCount(), err
 	}
 }
+
+// fileClock is the mapper's time at the n-th record of a file.
+func fileClock(n int) time.Time { return time.Unix(0, 0).Add(time.Duration(n) * time.Millisecond) }
 
 // The OTLP signals read, as SignalOf names them.
 const (

@@ -3,6 +3,8 @@ package otel_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
@@ -40,6 +42,30 @@ func TestFrameworks(t *testing.T) {
 			}
 			if n := m.Stats().Notes(); len(n) > 0 {
 				t.Errorf("notes %q, want none", n)
+			}
+
+			// The export requests in the reverse order (roots before
+			// their children, as an exporter sending one span a request
+			// concurrently may deliver them): the same events.
+			b, err := os.ReadFile(in.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			slices.Reverse(lines)
+			r := &sink{tb: t}
+			m2, _ := otelad.New(otelad.DefaultConfig(), r)
+			if err := otelad.ReadJSON(t.Context(), strings.NewReader(strings.Join(lines, "\n")), 0, m2, func(e *otelad.LineError) { t.Errorf("%v", e) }); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.evs) != len(s.evs) || m2.Stats().AfterMapped != 0 {
+				t.Errorf("requests reversed: %d events, %d spans after their trace was mapped; want %d, none", len(r.evs), m2.Stats().AfterMapped, len(s.evs))
+			}
+			for i := range min(len(r.evs), len(s.evs)) {
+				if r.evs[i].ID != s.evs[i].ID || string(r.evs[i].Data) != string(s.evs[i].Data) {
+					t.Errorf("requests reversed: event %d is %s %s, want %s %s", i, r.evs[i].ID, r.evs[i].Data, s.evs[i].ID, s.evs[i].Data)
+					break
+				}
 			}
 		})
 	}

@@ -97,11 +97,12 @@ func readLog(lr plog.LogRecord, res pcommon.Map) (*logRec, bool) {
 
 // ConsumeLogs takes the log records of ld, received at now: the ones the
 // mapping reads join their trace (which they may reach before its spans
-// do), and every trace they complete is mapped. It returns the number of
-// records it could not join (read, but without a trace id).
-func (m *Mapper) ConsumeLogs(ctx context.Context, ld plog.Logs, now time.Time) (unjoined int64, err error) {
+// do), and every trace they complete is mapped or settles, as in Consume.
+// Consumed.Unjoined counts the records read but without a trace id.
+func (m *Mapper) ConsumeLogs(ctx context.Context, ld plog.Logs, now time.Time) (Consumed, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var c Consumed
 	var ready []*traceBuf
 	queued := map[*traceBuf]bool{}
 	for _, rl := range ld.ResourceLogs().All() {
@@ -112,7 +113,7 @@ func (m *Mapper) ConsumeLogs(ctx context.Context, ld plog.Logs, now time.Time) (
 				r, ok := readLog(lr, res)
 				switch {
 				case !ok && r != nil:
-					unjoined++
+					c.Unjoined++
 					continue
 				case !ok:
 					continue
@@ -125,14 +126,8 @@ func (m *Mapper) ConsumeLogs(ctx context.Context, ld plog.Logs, now time.Time) (
 			}
 		}
 	}
-	m.stats.LogsUnjoined += unjoined
-	var complete []*traceBuf
-	for _, b := range ready {
-		if m.pending.m[b.id] == b && b.complete() {
-			complete = append(complete, b)
-		}
-	}
-	return unjoined, m.mapTraces(ctx, complete)
+	m.stats.LogsUnjoined += c.Unjoined
+	return c, m.settle(ctx, ready, &c)
 }
 
 // addLog buffers r in its trace and returns the trace, nil when r was

@@ -29,6 +29,10 @@ const (
 	// workflow, model, tool or plan span) may wait for its next span before
 	// it is dropped.
 	DefaultMaxIdle = 10 * time.Minute
+	// DefaultSettle is how long a complete trace waits for a span that
+	// was still on its way (an exporter sending spans concurrently, one a
+	// request, may deliver a child after its root) before it is mapped.
+	DefaultSettle = 250 * time.Millisecond
 )
 
 // Config configures a Mapper.
@@ -38,6 +42,10 @@ type Config struct {
 	// operations (docs/plan-dialects.md, "Markdown plan files"); the zero
 	// value reads none.
 	Files plandialect.FilesConfig
+	// Settle: a complete trace (docs/otel.md, "Order and completeness") is
+	// mapped once nothing of it arrived for this long: by the request that
+	// completed it (Settling), else by Sweep. 0 maps it at once.
+	Settle time.Duration
 	// Linger: a trace with a GenAI span whose root span has not arrived
 	// (its root is another service's, or still running) is mapped this long
 	// after its last span arrived (Sweep).
@@ -59,13 +67,16 @@ type Config struct {
 // plan files and file tools, linger 30s, 200,000 buffered spans of 256 MiB
 // at most, 10 minutes idle at most, 100,000 remembered traces.
 func DefaultConfig() Config {
-	return Config{Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(), Linger: DefaultLinger,
+	return Config{Plan: plandialect.DefaultConfig(), Files: plandialect.DefaultFilesConfig(), Settle: DefaultSettle, Linger: DefaultLinger,
 		MaxSpans: DefaultMaxSpans, MaxBytes: DefaultMaxBytes, MaxIdle: DefaultMaxIdle, Remember: DefaultRemember}
 }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
 	errs := []error{c.Plan.Validate(), c.Files.Validate()}
+	if c.Settle < 0 {
+		errs = append(errs, fmt.Errorf("settle %v is negative", c.Settle))
+	}
 	if c.Linger <= 0 {
 		errs = append(errs, fmt.Errorf("linger %v is not positive", c.Linger))
 	}
@@ -195,6 +206,9 @@ func New(cfg Config, sink agent.Sink) (*Mapper, error) {
 		done: newRing(cfg.Remember), cut: newRing(cfg.Remember), created: newCounters(cfg.Remember)}, nil
 }
 
+// Config returns the mapper's configuration.
+func (m *Mapper) Config() Config { return m.cfg }
+
 // Stats returns the totals so far.
 func (m *Mapper) Stats() Stats {
 	m.mu.Lock()
@@ -205,14 +219,26 @@ func (m *Mapper) Stats() Stats {
 	return s
 }
 
-// Consume takes the spans of td, received at now, and maps every trace
-// with a GenAI span whose root span has arrived; a trace whose root span
-// arrived without any is dropped (Stats.Unmapped). It returns the number of spans
-// it rejected (no trace or span id); an error comes from the sink, and the
-// traces not mapped because of it stay pending.
-func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (rejected int64, err error) {
+// Consumed is what one Consume or ConsumeLogs took.
+type Consumed struct {
+	Rejected int64 // spans without a trace or span id
+	Unjoined int64 // log records read but without a trace id
+	// Settling is the number of traces this input made complete: they
+	// are mapped once nothing of them arrived for Config.Settle
+	// (MapSettled, Sweep).
+	Settling int
+}
+
+// Consume takes the spans of td, received at now. A trace it makes
+// complete (docs/otel.md, "Order and completeness") is mapped at once when
+// Config.Settle is 0, else it settles (Consumed.Settling); a trace whose
+// root span arrived without any GenAI span is dropped (Stats.Unmapped). An
+// error comes from the sink, and the traces not mapped because of it stay
+// pending.
+func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (Consumed, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var c Consumed
 	var ready []*traceBuf
 	queued := map[*traceBuf]bool{}
 	for _, rs := range td.ResourceSpans().All() {
@@ -222,7 +248,7 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 				m.stats.Spans++
 				s, ok := readSpan(sp, res)
 				if !ok {
-					rejected++
+					c.Rejected++
 					continue
 				}
 				if s.kind.mappable() {
@@ -238,19 +264,60 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 			}
 		}
 	}
-	m.stats.Rejected += rejected
+	m.stats.Rejected += c.Rejected
 	ready = slices.DeleteFunc(ready, func(b *traceBuf) bool {
-		switch {
-		case m.pending.m[b.id] != b:
-			return true
-		case b.root && !b.agent && len(b.logs) == 0:
+		if m.pending.m[b.id] == b && b.root && !b.agent && len(b.logs) == 0 {
 			m.drop(b) // complete, and nothing of it is read
 			m.stats.Unmapped++
 			return true
 		}
-		return !b.complete()
+		return false
 	})
-	return rejected, m.mapTraces(ctx, ready)
+	return c, m.settle(ctx, ready, &c)
+}
+
+// settle sorts the traces an input touched: the complete ones are mapped
+// at once (Settle 0) or put to settle, the others taken off the settling
+// list (a span turned up whose parent has not).
+func (m *Mapper) settle(ctx context.Context, touched []*traceBuf, c *Consumed) error {
+	var now []*traceBuf
+	for _, b := range touched {
+		if m.pending.m[b.id] != b {
+			continue
+		}
+		ready := b.complete()
+		switch {
+		case ready && m.cfg.Settle == 0:
+			now = append(now, b)
+		case ready:
+			m.pending.settling(b, true)
+			c.Settling++
+		default:
+			m.pending.settling(b, false)
+		}
+	}
+	return m.mapTraces(ctx, now)
+}
+
+// MapSettled maps the complete traces nothing of which arrived for
+// Config.Settle before now: what a request that made traces complete calls
+// after waiting that long, so that it answers for their delivery.
+func (m *Mapper) MapSettled(ctx context.Context, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mapSettled(ctx, now)
+}
+
+func (m *Mapper) mapSettled(ctx context.Context, now time.Time) error {
+	var ready []*traceBuf
+	for e := m.pending.settled.Front(); e != nil; e = e.Next() {
+		b := e.Value.(*traceBuf)
+		if now.Sub(b.last) < m.cfg.Settle {
+			break
+		}
+		ready = append(ready, b)
+	}
+	return m.mapTraces(ctx, ready)
 }
 
 // add buffers s and returns its trace, nil when s was dropped.
@@ -289,11 +356,15 @@ func (m *Mapper) drop(b *traceBuf) {
 	m.cut.add(b.id)
 }
 
-// Sweep maps the traces with a GenAI span whose last span arrived at least
-// Linger before now, and drops those without one idle for MaxIdle.
+// Sweep maps the complete traces settled by now (MapSettled) and the
+// traces with a GenAI span whose last span arrived at least Linger before
+// now, and drops those without one idle for MaxIdle.
 func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.mapSettled(ctx, now); err != nil {
+		return err
+	}
 	for e := m.pending.idle.Front(); e != nil; {
 		b := e.Value.(*traceBuf)
 		e = e.Next()

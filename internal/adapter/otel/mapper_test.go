@@ -41,8 +41,13 @@ func (s *sink) Send(_ context.Context, e *events.Event) error {
 
 func mapAll(tb testing.TB, exports []ptrace.Traces) (*sink, otelad.Stats) {
 	tb.Helper()
+	return mapAllWith(tb, otelad.DefaultConfig(), exports)
+}
+
+func mapAllWith(tb testing.TB, cfg otelad.Config, exports []ptrace.Traces) (*sink, otelad.Stats) {
+	tb.Helper()
 	s := &sink{tb: tb}
-	m, err := otelad.New(otelad.DefaultConfig(), s)
+	m, err := otelad.New(cfg, s)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -171,7 +176,9 @@ func TestMapLateAndUnmapped(t *testing.T) {
 	sp.SetName("GET /health")
 	sp.Attributes().PutStr("http.request.method", "GET")
 	all := append(append(append(exports, exports...), headless...), plain)
-	s, st := mapAll(t, all)
+	cfg := otelad.DefaultConfig()
+	cfg.Settle = 0 // mapped as soon as complete: the re-sent spans come after
+	s, st := mapAllWith(t, cfg, all)
 	if st.Sessions != 2 || st.Unmapped != 1 || st.AfterMapped == 0 {
 		t.Errorf("stats %+v: want 2 sessions, 1 unmapped trace, re-sent spans dropped", st)
 	}
@@ -344,6 +351,12 @@ func TestMapExpiresAndNotesCut(t *testing.T) {
 	if _, err := m.Consume(ctx, root, genStart.Add(cfg.MaxIdle)); err != nil {
 		t.Fatal(err)
 	}
+	if st := m.Stats(); st.Sessions != 0 {
+		t.Errorf("%d sessions before the trace settled, want none", st.Sessions)
+	}
+	if err := m.Sweep(ctx, genStart.Add(cfg.MaxIdle+cfg.Settle)); err != nil {
+		t.Fatal(err)
+	}
 	if st := m.Stats(); st.Sessions != 1 || st.Cut != 1 || len(st.Notes()) == 0 {
 		t.Errorf("stats %+v: want one session, counted as cut, and a note", st)
 	}
@@ -385,4 +398,69 @@ func mustPayload(tb testing.TB, e *events.Event) any {
 		tb.Fatal(err)
 	}
 	return p
+}
+
+// TestMapSettles: a complete trace waits Settle for a span still on its
+// way (an exporter that sends spans concurrently, one a request, delivers a
+// model call after the run's root); one that came meanwhile is in the
+// session, and the wait starts again from it.
+func TestMapSettles(t *testing.T) {
+	ss := adaptertest.Generate(9, 1, planTools, genStart, false)
+	td := allSpans(oteltest.Exports(1, ss))
+	// The last model call to start is held back, as if on its way.
+	var late ptrace.Traces
+	var lastChat time.Time
+	var chats int64
+	eachSpan(td, func(sp ptrace.Span) {
+		if v, _ := sp.Attributes().Get("gen_ai.operation.name"); v.Str() == "chat" {
+			chats++
+			if sp.StartTimestamp().AsTime().After(lastChat) {
+				lastChat = sp.StartTimestamp().AsTime()
+			}
+		}
+	})
+	late = ptrace.NewTraces()
+	td.CopyTo(late)
+	for _, rs := range late.ResourceSpans().All() {
+		for _, sc := range rs.ScopeSpans().All() {
+			sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return !sp.StartTimestamp().AsTime().Equal(lastChat) })
+		}
+	}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, sc := range rs.ScopeSpans().All() {
+			sc.Spans().RemoveIf(func(sp ptrace.Span) bool { return sp.StartTimestamp().AsTime().Equal(lastChat) })
+		}
+	}
+	cfg := otelad.DefaultConfig()
+	s := &sink{tb: t}
+	m, err := otelad.New(cfg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c, err := m.Consume(ctx, td, genStart)
+	if err != nil || c.Settling != 1 {
+		t.Fatalf("the trace with its root: %+v (%v), want it settling", c, err)
+	}
+	half := genStart.Add(cfg.Settle / 2)
+	if err := m.MapSettled(ctx, half); err != nil || len(s.evs) != 0 {
+		t.Fatalf("before Settle: %d events (%v), want none", len(s.evs), err)
+	}
+	if _, err := m.Consume(ctx, late, half); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.MapSettled(ctx, genStart.Add(cfg.Settle)); err != nil || len(s.evs) != 0 {
+		t.Fatalf("Settle after the root but not after the late span: %d events (%v), want none", len(s.evs), err)
+	}
+	if err := m.MapSettled(ctx, half.Add(cfg.Settle)); err != nil || len(s.evs) == 0 {
+		t.Fatalf("Settle after the late span: %d events (%v), want the session", len(s.evs), err)
+	}
+	for _, e := range s.evs {
+		if d, ok := mustPayload(t, e).(*events.SessionEndedData); ok && d.Iterations != chats {
+			t.Errorf("iterations %d, want all %d model calls, the late one included", d.Iterations, chats)
+		}
+	}
+	if st := m.Stats(); st.AfterMapped != 0 {
+		t.Errorf("%d spans after the trace was mapped, want none", st.AfterMapped)
+	}
 }
