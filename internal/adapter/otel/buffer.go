@@ -42,8 +42,8 @@ type pending struct {
 	idle    list.List
 	agents  list.List
 	settled list.List // the complete traces, least recently active first
-	spans  int
-	bytes  int64
+	spans   int
+	bytes   int64
 }
 
 func newPending() *pending { return &pending{m: map[string]*traceBuf{}} }
