@@ -167,13 +167,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		c, err = h.m.Consume(r.Context(), req.Traces(), h.now())
 	}
-	if err == nil && c.Settling > 0 {
-		// The traces this request completed settle (a span still on its
-		// way may come in another request), then this request maps them
-		// and answers for their delivery; a trace that got a span
-		// meanwhile is left to the request that brought it.
-		err = h.settle(r.Context())
-	}
 	if err == nil {
 		err = h.deliver(r.Context())
 	}
@@ -213,18 +206,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
-}
-
-// settle waits the mapper's Settle, then maps what has settled.
-func (h *Handler) settle(ctx context.Context) error {
-	t := time.NewTimer(h.m.Config().Settle)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-	}
-	return h.m.MapSettled(ctx, h.now())
 }
 
 // notOTLP is the error of a JSON body that is no export request of the

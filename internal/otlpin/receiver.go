@@ -40,8 +40,8 @@ type Config struct {
 	Listener net.Listener
 	Prefix   string // subject prefix: events go to <Prefix>.<agent>
 	Limits
-	// Sweep is how often traces waiting for their agent run's end are
-	// checked against Mapper.Linger and Mapper.MaxIdle.
+	// Sweep is how often the waiting traces are checked against
+	// Mapper.Settle, Mapper.Linger and Mapper.MaxIdle (200 ms).
 	Sweep  time.Duration
 	Mapper otelad.Config
 	// DeadLetter, when set, stores the events too large to publish (over
@@ -54,7 +54,7 @@ type Config struct {
 // under prefix.
 func DefaultConfig(addr, prefix string) Config {
 	return Config{Addr: addr, Prefix: prefix, Limits: Limits{MaxBody: DefaultMaxBody, MaxRequests: DefaultMaxRequests},
-		Sweep: time.Second, Mapper: otelad.DefaultConfig()}
+		Sweep: 200 * time.Millisecond, Mapper: otelad.DefaultConfig()}
 }
 
 // MemoryBound is the most memory the receiver holds, in bytes, by its
@@ -110,7 +110,9 @@ func Start(cfg Config, js jetstream.JetStream, log *slog.Logger) (*Receiver, err
 		return nil, err
 	}
 	big := &oversize{pub: pub, max: int(js.Conn().MaxPayload()) - headerRoom, dead: cfg.DeadLetter}
-	m, err := otelad.New(cfg.Mapper, big)
+	mcfg := cfg.Mapper
+	mcfg.Permanent = permanent
+	m, err := otelad.New(mcfg, big)
 	if err != nil {
 		pub.Close(context.Background())
 		return nil, err

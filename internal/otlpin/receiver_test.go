@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/otlpin"
 	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 	"github.com/evosignal/evosignal/internal/workshop/oteltest"
@@ -42,6 +43,45 @@ func url(r *otlpin.Receiver) string { return "http://" + r.Addr().String() + otl
 
 // post sends one export as protobuf, gzipped when zip is set, and returns
 // the decoded response.
+// drain waits until r holds no trace (each complete one mapped once it
+// settled: Mapper.Settle after its last span), then until the pipeline
+// stored what was published.
+func drain(tb testing.TB, r *otlpin.Receiver, p *adaptertest.Pipeline) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for r.Stats().Waiting > 0 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("the receiver still holds %d traces after 30 s", r.Stats().Waiting)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The sweep that mapped the last of them publishes after: wait for the
+	// stream to stop growing (two sweeps), then for the ingester.
+	last := streamLast(tb, p)
+	for {
+		time.Sleep(2 * otlpin.DefaultConfig("", "").Sweep)
+		n := streamLast(tb, p)
+		if n == last {
+			break
+		}
+		last = n
+	}
+	p.Settle(tb)
+}
+
+func streamLast(tb testing.TB, p *adaptertest.Pipeline) uint64 {
+	tb.Helper()
+	s, err := p.JS.Stream(context.Background(), bus.DefaultStream().Name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
 func post(tb testing.TB, to string, td ptrace.Traces, zip bool) ptraceotlp.ExportResponse {
 	tb.Helper()
 	res, err := send(to, td, zip)
@@ -98,7 +138,7 @@ func TestReceiverGeneratedSessions(t *testing.T) {
 			t.Fatalf("export %d: %d spans rejected", i, res.PartialSuccess().RejectedSpans())
 		}
 	}
-	p.Settle(t)
+	drain(t, r, p)
 	truth := adaptertest.TruthOf(ss)
 	p.CheckTruth(t, truth)
 	if st := r.Stats(); st.Quality.PlanCallsWithoutArguments != truth.MissingArgs || truth.MissingArgs == 0 {
@@ -125,10 +165,10 @@ func TestReceiverGeneratedSessions(t *testing.T) {
 	for _, td := range exports {
 		post(t, url(fresh), td, false)
 	}
+	drain(t, fresh, p)
 	if st := fresh.Stats(); st.Sessions != truth.Sessions {
 		t.Errorf("the new receiver mapped %d sessions, want %d", st.Sessions, truth.Sessions)
 	}
-	p.Settle(t)
 	if n := p.Count(t, "SELECT count(*) FROM events"); n != stored {
 		t.Errorf("after re-sending every export: %d events stored, want %d", n, stored)
 	}
@@ -157,7 +197,7 @@ func TestReceiverPlanFileSessions(t *testing.T) {
 			t.Fatalf("export %d: %d spans rejected", i, res.PartialSuccess().RejectedSpans())
 		}
 	}
-	p.Settle(t)
+	drain(t, r, p)
 	p.CheckTruth(t, truth)
 	if q := r.Stats().Quality; q.PlanFileUnknownPrior != truth.UnknownPrior {
 		t.Errorf("plan-file edits of unknown prior content = %d, want %d", q.PlanFileUnknownPrior, truth.UnknownPrior)

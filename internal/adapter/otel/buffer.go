@@ -31,6 +31,10 @@ type traceBuf struct {
 	idle  *list.Element // in pending.idle
 	aged  *list.Element // in pending.agents; nil without a mappable span
 	ready *list.Element // in pending.settled; nil unless complete
+	// inputs is the number of inputs (requests, file records) that
+	// brought its spans and log records: a trace that came whole in one
+	// is mapped without settling.
+	inputs int
 }
 
 // pending is the traces waiting to be mapped, byte- and span-accounted,

@@ -49,7 +49,7 @@ func (e *NotOTLPError) Error() string {
 // (Mapper.Flush).
 //
 // The file's clock is its records: each record read is a millisecond of
-// Mapper's time (Config.Settle 250 ms = 250 records, Linger 30 s = 30,000),
+// Mapper's time (Config.Settle 1 s = 1,000 records, Linger 30 s = 30,000),
 // and the mapper is swept after each, so that a file maps the same way
 // however fast it is read, and holds only the traces still open.
 func ReadJSON(ctx context.Context, r io.Reader, max int, m *Mapper, onErr func(*LineError)) error {

@@ -121,6 +121,7 @@ func (m *Mapper) ConsumeLogs(ctx context.Context, ld plog.Logs, now time.Time) (
 				m.stats.LogsRead++
 				if b := m.addLog(r, now); b != nil && !queued[b] {
 					queued[b] = true
+					b.inputs++
 					ready = append(ready, b)
 				}
 			}

@@ -32,7 +32,7 @@ const (
 	// DefaultSettle is how long a complete trace waits for a span that
 	// was still on its way (an exporter sending spans concurrently, one a
 	// request, may deliver a child after its root) before it is mapped.
-	DefaultSettle = 250 * time.Millisecond
+	DefaultSettle = time.Second
 )
 
 // Config configures a Mapper.
@@ -42,9 +42,10 @@ type Config struct {
 	// operations (docs/plan-dialects.md, "Markdown plan files"); the zero
 	// value reads none.
 	Files plandialect.FilesConfig
-	// Settle: a complete trace (docs/otel.md, "Order and completeness") is
-	// mapped once nothing of it arrived for this long: by the request that
-	// completed it (Settling), else by Sweep. 0 maps it at once.
+	// Settle: a complete trace (docs/otel.md, "Order and completeness")
+	// whose spans came in more than one input is mapped once nothing of it
+	// arrived for this long (Sweep). A trace that came whole in one input,
+	// or any with Settle 0, is mapped at once.
 	Settle time.Duration
 	// Linger: a trace with a GenAI span whose root span has not arrived
 	// (its root is another service's, or still running) is mapped this long
@@ -58,6 +59,10 @@ type Config struct {
 	// MaxIdle: a trace without a GenAI span whose last span arrived this
 	// long ago is dropped by Sweep (Stats.Expired).
 	MaxIdle time.Duration
+	// Permanent, when set, tells a sink error that will never go away (an
+	// event the stream never takes): the trace is dropped and counted
+	// (Stats.Undeliverable) instead of kept to be mapped again.
+	Permanent func(error) bool
 	// Remember is how many mapped traces are remembered, so that their late
 	// or re-sent spans are dropped instead of starting a new trace.
 	Remember int
@@ -114,6 +119,9 @@ type Stats struct {
 	// Cut: sessions mapped from a trace whose earlier spans were evicted
 	// or expired: they lack what those spans held.
 	Cut int64
+	// Undeliverable: traces dropped because the sink refused an event of
+	// theirs for good (Config.Permanent).
+	Undeliverable int64
 	// Abandoned: traces with a GenAI span that Flush did not map
 	// before its context ended (a stop's grace period).
 	Abandoned int64
@@ -146,6 +154,9 @@ func (s Stats) Notes() []string {
 	}
 	if s.Cut > 0 {
 		n = append(n, fmt.Sprintf("%d sessions were mapped from traces whose earlier spans had been dropped (buffer full or idle too long): they lack those spans' tool calls and plans", s.Cut))
+	}
+	if s.Undeliverable > 0 {
+		n = append(n, fmt.Sprintf("%d traces were dropped: the stream refused an event of theirs for good (docs/operations.md, \"Limits\")", s.Undeliverable))
 	}
 	if s.Abandoned > 0 {
 		n = append(n, fmt.Sprintf("%d traces with a GenAI span were dropped unmapped at stop: the grace period ended first", s.Abandoned))
@@ -223,9 +234,9 @@ func (m *Mapper) Stats() Stats {
 type Consumed struct {
 	Rejected int64 // spans without a trace or span id
 	Unjoined int64 // log records read but without a trace id
-	// Settling is the number of traces this input made complete: they
-	// are mapped once nothing of them arrived for Config.Settle
-	// (MapSettled, Sweep).
+	// Settling is the number of traces this input made complete that
+	// came in several inputs: they are mapped once nothing of them arrived
+	// for Config.Settle (Sweep).
 	Settling int
 }
 
@@ -259,6 +270,7 @@ func (m *Mapper) Consume(ctx context.Context, td ptrace.Traces, now time.Time) (
 				}
 				if b := m.add(s, now); b != nil && !queued[b] {
 					queued[b] = true
+					b.inputs++
 					ready = append(ready, b)
 				}
 			}
@@ -287,7 +299,9 @@ func (m *Mapper) settle(ctx context.Context, touched []*traceBuf, c *Consumed) e
 		}
 		ready := b.complete()
 		switch {
-		case ready && m.cfg.Settle == 0:
+		case ready && (m.cfg.Settle == 0 || b.inputs == 1):
+			// Settle 0, or the whole trace came in this one input: no
+			// span of it is on its way elsewhere.
 			now = append(now, b)
 		case ready:
 			m.pending.settling(b, true)
@@ -296,12 +310,11 @@ func (m *Mapper) settle(ctx context.Context, touched []*traceBuf, c *Consumed) e
 			m.pending.settling(b, false)
 		}
 	}
-	return m.mapTraces(ctx, now)
+	return m.mapTraces(ctx, now, false)
 }
 
 // MapSettled maps the complete traces nothing of which arrived for
-// Config.Settle before now: what a request that made traces complete calls
-// after waiting that long, so that it answers for their delivery.
+// Config.Settle before now (Sweep does too).
 func (m *Mapper) MapSettled(ctx context.Context, now time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -317,7 +330,7 @@ func (m *Mapper) mapSettled(ctx context.Context, now time.Time) error {
 		}
 		ready = append(ready, b)
 	}
-	return m.mapTraces(ctx, ready)
+	return m.mapTraces(ctx, ready, true)
 }
 
 // add buffers s and returns its trace, nil when s was dropped.
@@ -384,7 +397,7 @@ func (m *Mapper) Sweep(ctx context.Context, now time.Time) error {
 		}
 		ready = append(ready, b)
 	}
-	return m.mapTraces(ctx, ready)
+	return m.mapTraces(ctx, ready, true)
 }
 
 // Flush maps every pending trace with a GenAI span and drops the
@@ -407,7 +420,7 @@ func (m *Mapper) Flush(ctx context.Context) error {
 	}
 	// In the order the runs started: a conversation's traces map in turn.
 	slices.SortStableFunc(ready, func(a, b *traceBuf) int { return a.first().Compare(b.first()) })
-	err := m.mapTraces(ctx, ready)
+	err := m.mapTraces(ctx, ready, true)
 	if err != nil && ctx.Err() != nil {
 		n := 0
 		for e := m.pending.agents.Front(); e != nil; {
@@ -422,7 +435,10 @@ func (m *Mapper) Flush(ctx context.Context) error {
 	return err
 }
 
-func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf) error {
+// mapTraces maps bs. swept: no request waits for them (Sweep, Flush), so a
+// trace the sink refuses for good is dropped and counted; else the error
+// goes back to the request, and the trace stays.
+func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf, swept bool) error {
 	for _, b := range bs {
 		if m.pending.m[b.id] != b {
 			continue // mapped or dropped since
@@ -435,6 +451,11 @@ func (m *Mapper) mapTraces(ctx context.Context, bs []*traceBuf) error {
 		}
 		n, q, err := mapTrace(ctx, m.reg, m.files, m.sink, b.spans, b.logs, m.created)
 		m.stats.Events += n
+		if err != nil && swept && m.cfg.Permanent != nil && m.cfg.Permanent(err) && ctx.Err() == nil {
+			m.stats.Undeliverable++
+			m.drop(b)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("map trace %s: %w", b.id, err)
 		}

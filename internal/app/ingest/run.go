@@ -97,7 +97,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.IntVar(&oc.MaxRequests, "otlp-max-requests", oc.MaxRequests, "OTLP: requests served at once; more are refused with 503 and Retry-After: 1 before their body is read")
 	fs.Int64Var(&oc.Mapper.MaxBytes, "otlp-max-buffer-bytes", oc.Mapper.MaxBytes, "OTLP: bytes of spans and log records buffered for traces not complete yet; beyond, the least recently active trace is dropped unmapped (counted, logged, noted on stop)")
 	fs.IntVar(&oc.Mapper.MaxSpans, "otlp-max-buffer-spans", oc.Mapper.MaxSpans, "OTLP: spans and log records buffered at most, as -otlp-max-buffer-bytes")
-	fs.DurationVar(&oc.Mapper.Settle, "otlp-settle", oc.Mapper.Settle, "OTLP: a complete trace is mapped once nothing of it arrived for this long (a span still on its way joins it); the request that completed it waits this long; 0 maps at once")
+	fs.DurationVar(&oc.Mapper.Settle, "otlp-settle", oc.Mapper.Settle, "OTLP: a complete trace whose spans came in several requests is mapped once nothing of it arrived for this long (a span still on its way joins it); one that came in one request is mapped at once; 0 maps every trace at once")
 	fs.DurationVar(&oc.Mapper.Linger, "otlp-linger", oc.Mapper.Linger, "OTLP: a trace with a GenAI span that is not complete (its root is another service's, or ends before its run, as Codex's turns) is mapped once nothing of it arrived for this long")
 	fs.DurationVar(&oc.Mapper.MaxIdle, "otlp-max-idle", oc.Mapper.MaxIdle, "OTLP: a buffered trace without a GenAI span (agent, workflow, model, tool or plan) is dropped when nothing of it arrived for this long")
 	fs.StringVar(&c.HTTP, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
