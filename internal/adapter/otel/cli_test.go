@@ -27,14 +27,7 @@ func cliCapture(t *testing.T, dir string, order ...string) ([]*events.Event, ote
 		}
 		in.Write(b)
 	}
-	s := &sink{tb: t}
-	m, err := otelad.New(otelad.DefaultConfig(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := otelad.ReadJSON(t.Context(), &in, 0, m, func(e *otelad.LineError) { t.Errorf("%v", e) }); err != nil {
-		t.Fatal(err)
-	}
+	s, m := mapReader(t, &in)
 	return s.evs, m.Stats()
 }
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
 	"github.com/evosignal/evosignal/internal/workshop/realotel"
 )
 
@@ -25,14 +24,7 @@ func TestFrameworks(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer in.Close()
-			s := &sink{tb: t}
-			m, err := otelad.New(otelad.DefaultConfig(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := otelad.ReadJSON(t.Context(), in, 0, m, func(e *otelad.LineError) { t.Errorf("%v", e) }); err != nil {
-				t.Fatal(err)
-			}
+			s, m := mapReader(t, in)
 			got, err := realotel.TruthOf(s.evs)
 			if err != nil {
 				t.Fatal(err)
@@ -53,11 +45,7 @@ func TestFrameworks(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 			slices.Reverse(lines)
-			r := &sink{tb: t}
-			m2, _ := otelad.New(otelad.DefaultConfig(), r)
-			if err := otelad.ReadJSON(t.Context(), strings.NewReader(strings.Join(lines, "\n")), 0, m2, func(e *otelad.LineError) { t.Errorf("%v", e) }); err != nil {
-				t.Fatal(err)
-			}
+			r, m2 := mapReader(t, strings.NewReader(strings.Join(lines, "\n")))
 			if len(r.evs) != len(s.evs) || m2.Stats().AfterMapped != 0 {
 				t.Errorf("requests reversed: %d events, %d spans after their trace was mapped; want %d, none", len(r.evs), m2.Stats().AfterMapped, len(s.evs))
 			}

@@ -3,6 +3,7 @@ package otel_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +38,21 @@ func (s *sink) Send(_ context.Context, e *events.Event) error {
 	}
 	s.evs = append(s.evs, d)
 	return nil
+}
+
+// mapReader maps an OTLP JSON file as the bridge does (otelad.ReadJSON);
+// a record it skips fails the test.
+func mapReader(tb testing.TB, r io.Reader) (*sink, *otelad.Mapper) {
+	tb.Helper()
+	s := &sink{tb: tb}
+	m, err := otelad.New(otelad.DefaultConfig(), s)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := otelad.ReadJSON(context.Background(), r, 0, m, func(e *otelad.LineError) { tb.Errorf("record skipped: %v", e) }); err != nil {
+		tb.Fatal(err)
+	}
+	return s, m
 }
 
 func mapAll(tb testing.TB, exports []ptrace.Traces) (*sink, otelad.Stats) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	otelad "github.com/evosignal/evosignal/internal/adapter/otel"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -68,17 +67,7 @@ func TestPublicAnyAgentTraces(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			s := &sink{tb: t}
-			m, err := otelad.New(otelad.DefaultConfig(), s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = otelad.ReadJSON(t.Context(), f, 0, m, func(e *otelad.LineError) {
-				t.Errorf("malformed line: %v", e)
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s, m := mapReader(t, f)
 			st := m.Stats()
 			if st.Rejected != 0 || st.Unmapped != 0 {
 				t.Errorf("stats: %d spans rejected, %d traces unmapped; want none", st.Rejected, st.Unmapped)
