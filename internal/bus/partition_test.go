@@ -11,6 +11,7 @@ import (
 
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 func startEmbedded(tb testing.TB) (*bus.Server, jetstream.JetStream) {
@@ -122,4 +123,49 @@ func TestPartitionsChange(t *testing.T) {
 		}
 		t.Logf("partitions %d: %v", n, err)
 	}
+}
+
+// TestPartitionedStreamCluster: on a cluster of three nats-server
+// processes, the stream at three replicas, partitioning needs no server
+// configuration: the subject transform is part of the stream, and a
+// consumer on PartitionFilter(k) gets exactly the messages of partition k,
+// from whichever node the publisher is connected to.
+func TestPartitionedStreamCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs three nats-server processes")
+	}
+	ctx := t.Context()
+	cl := testkit.StartNATSCluster(t, 3)
+	_, js := testkit.Client(t, cl.URLs())
+	cfg := bus.DefaultStream()
+	cfg.Replicas, cfg.Partitions = 3, 3
+	st, err := bus.Retry{}.EnsureStream(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, cfg.Partitions)
+	for _, node := range []string{"n1", "n2", "n3"} {
+		_, pjs := testkit.Client(t, cl.Node(node).URL())
+		for i := range 50 {
+			s := events.SourceSubject("evo", fmt.Sprintf("agent/%s/worker-%d", node, i))
+			if _, err := pjs.Publish(ctx, s, []byte("{}")); err != nil {
+				t.Fatalf("publish on %s through %s: %v", s, node, err)
+			}
+			want[bus.Partition(s, cfg.Partitions)]++
+		}
+	}
+	for k := range cfg.Partitions {
+		c, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: bus.PartitionFilter("evo", k), AckPolicy: jetstream.AckNonePolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(info.NumPending) != want[k] {
+			t.Errorf("partition %d: %d messages, want %d", k, info.NumPending, want[k])
+		}
+	}
+	t.Logf("150 sources over 3 partitions at 3 replicas: %v", want)
 }
