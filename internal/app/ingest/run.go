@@ -31,6 +31,8 @@ stored exactly once; bad input is dead-lettered with its reason.
 
   %[1]s                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   %[1]s -nats nats://host:4222   an existing server or cluster
+  %[1]s -nats nats://host:4222 -partitions 4 -partition 0
+      partition 0 of the stream partitioned in 4, into its own database (docs/scale.md)
   %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
   %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
