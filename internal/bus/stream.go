@@ -246,7 +246,9 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 	return cons, nil
 }
 
-// AgentSubject is the subject an agent publishes its events on.
+// AgentSubject is the subject of an agent: its events are published below
+// it, on the subject of their source (events.SourceSubject), or, by
+// publishers older than the source token, on it.
 func AgentSubject(prefix, agent string) string { return prefix + "." + agent }
 
 // SubjectAgent returns the agent named by subject (the token after prefix),
