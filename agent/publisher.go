@@ -20,8 +20,11 @@ type Sink interface {
 
 // PublisherConfig tunes a Publisher. The zero value is usable.
 type PublisherConfig struct {
-	// Prefix of the subjects: events go to <Prefix>.<agent>, where agent is
-	// the first path segment of the event's source. Default "evo".
+	// Prefix of the subjects: events go to <Prefix>.<agent>.<token>, where
+	// agent is the first path segment of the event's source and token the
+	// first 8 hex digits of the SHA-256 of the source (schema/README.md,
+	// "NATS"): one subject per source, which a partitioned stream keeps
+	// in one partition. Default "evo".
 	Prefix string
 	// MaxInFlight bounds the events sent and not yet acknowledged by
 	// JetStream; Send blocks (back-pressure) while it is reached. Default
@@ -126,9 +129,10 @@ func NewPublisher(js jetstream.JetStream, cfg PublisherConfig) (*Publisher, erro
 	return p, nil
 }
 
-// Subject is where p sends the events of source.
+// Subject is where p sends the events of source:
+// <Prefix>.<agent>.<token> (events.SourceSubject).
 func (p *Publisher) Subject(source string) string {
-	return p.cfg.Prefix + "." + events.AgentOf(source)
+	return events.SourceSubject(p.cfg.Prefix, source)
 }
 
 // Send publishes e without waiting for its acknowledgement. It blocks while

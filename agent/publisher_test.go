@@ -48,8 +48,9 @@ func TestPublisherDeliversWithMsgID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Subject != "evo.coder" {
-		t.Errorf("subject = %s, want evo.coder", m.Subject)
+	// The token: the first 8 hex digits of sha256("coder/host-a/worker-1").
+	if m.Subject != "evo.coder.3757cae0" {
+		t.Errorf("subject = %s, want evo.coder.3757cae0", m.Subject)
 	}
 	e, err := events.Decode(m.Data)
 	if err != nil {
@@ -100,8 +101,8 @@ func TestPublisherReportsUndeliverable(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("Flush = %v, want *DeliveryError", err)
 	}
-	if de.Tries != 3 || de.Subject != "evo.coder" {
-		t.Errorf("DeliveryError = %+v, want 3 tries on evo.coder", de)
+	if de.Tries != 3 || de.Subject != "evo.coder.3757cae0" {
+		t.Errorf("DeliveryError = %+v, want 3 tries on evo.coder.3757cae0", de)
 	}
 	if reported.Load() != 3 {
 		t.Errorf("OnError called %d times, want 3", reported.Load())

@@ -88,6 +88,15 @@ func TestJavaScriptAgent(t *testing.T) {
 		t.Fatalf("after the JavaScript agent: %d events of %s, %d dead letters (%s), %d sessions with outcome %q; want %d, 0, 1, \"success\"",
 			stored, session, dead, reasons, sessions, outcome, sessionEvents)
 	}
+	// One subject, the source's token subject, as the Go publisher's.
+	var subjects int
+	var source, subject string
+	if err := db.QueryRowContext(ctx, "SELECT count(DISTINCT subject), any_value(source), any_value(subject) FROM events WHERE session = ?", session).Scan(&subjects, &source, &subject); err != nil {
+		t.Fatal(err)
+	}
+	if want := events.SourceSubject("evo", source); subjects != 1 || subject != want {
+		t.Fatalf("the JavaScript agent published on %d subjects, %s; want one, %s", subjects, subject, want)
+	}
 	var replans int
 	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM replans WHERE session = ? AND valid", session).Scan(&replans); err != nil {
 		t.Fatal(err)
@@ -149,5 +158,23 @@ func TestPythonExample(t *testing.T) {
 	}
 	if n != sessionEvents {
 		t.Fatalf("python3 agent.py wrote %d events, want %d", n, sessionEvents)
+	}
+
+	// Its subject function computes the Go publisher's subjects, the
+	// schema's test vector among them.
+	for _, source := range []string{"skilllite/host-a/worker-3", "pyagent/höst/w~1", "a"} {
+		cmd := exec.CommandContext(t.Context(), python, "-c", "import sys, agent; print(agent.subject(sys.argv[1]))", source)
+		cmd.Dir = "python"
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1") // no __pycache__ in the tree
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("python3 agent.subject(%q): %v", source, err)
+		}
+		if got, want := strings.TrimSpace(string(out)), events.SourceSubject("evo", source); got != want {
+			t.Errorf("python3 agent.subject(%q) = %s, want %s", source, got, want)
+		}
+	}
+	if got := events.SourceSubject("evo", "skilllite/host-a/worker-3"); got != "evo.skilllite.331df221" {
+		t.Errorf("SourceSubject of the schema's test vector = %s, want evo.skilllite.331df221", got)
 	}
 }

@@ -1,7 +1,9 @@
 // A minimal agent in JavaScript: it publishes one evosignal session (the
 // events of schema/README.md) to NATS JetStream with nats.js, each event on
-// subject evo.<agent> with its id as the Nats-Msg-Id header, and waits for
-// JetStream's publish acknowledgement of each.
+// subject evo.<agent>.<token> of its source (token: the first 8 hex digits of
+// the SHA-256 of the source, schema/README.md "NATS") with its id as the
+// Nats-Msg-Id header, and waits for JetStream's publish acknowledgement of
+// each.
 //
 //   npm ci
 //   NATS_URL=nats://127.0.0.1:4222 node agent.mjs [session-id]
@@ -11,14 +13,16 @@
 // a replan through update_task_plan, the work done, and the end.
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 
 const AGENT = "jsagent";
 // source is agent/host/worker; a path segment is printable ASCII without
 // "/" or spaces.
 const HOST = (process.env.HOSTNAME || "localhost").replace(/[^!-.0-~]/g, "-");
 const SOURCE = `${AGENT}/${HOST}/worker-1`;
-const SUBJECT = `evo.${AGENT}`;
+// One subject per source, so a partitioned stream keeps the source's events
+// in one partition.
+const SUBJECT = `evo.${AGENT}.${createHash("sha256").update(SOURCE).digest("hex").slice(0, 8)}`;
 
 // uuidv7 returns a UUIDv7: 48 bits of Unix milliseconds, then random bits.
 function uuidv7() {

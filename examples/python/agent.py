@@ -7,13 +7,15 @@ library only.
     evosignal validate session.jsonl                      # checks every line against the contract
     evosignal ingest -file session.jsonl -db evo.duckdb   # loads it without NATS
 
-To publish instead, send each line as one NATS message on subject
-evo.<agent> with the event's id as the Nats-Msg-Id header (for example with
-nats-py: ``await js.publish("evo.pyagent", line, headers={"Nats-Msg-Id": id})``).
+To publish instead, send each line as one NATS message on the subject of its
+source, ``subject(source)`` below (evo.<agent>.<token>), with the event's id
+as the Nats-Msg-Id header (for example with nats-py:
+``await js.publish(subject(source), line, headers={"Nats-Msg-Id": id})``).
 The session: a plan of two tasks, a failed tool call, a replan through
 update_task_plan, the work done, and the end.
 """
 
+import hashlib
 import json
 import os
 import socket
@@ -23,6 +25,14 @@ import uuid
 from datetime import datetime, timezone
 
 AGENT = "pyagent"
+
+
+def subject(source: str, prefix: str = "evo") -> str:
+    """The subject the events of source are published on: <prefix>.<agent>.<token>,
+    the agent being the first path segment of source and the token the first
+    8 hex digits of the SHA-256 of source (schema/README.md, "NATS"), so that
+    a partitioned stream keeps every event of a source in one partition."""
+    return f"{prefix}.{source.split('/', 1)[0]}.{hashlib.sha256(source.encode()).hexdigest()[:8]}"
 
 
 def uuidv7() -> str:

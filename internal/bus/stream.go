@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,7 +21,17 @@ type StreamConfig struct {
 	MaxMsgSize int32         // largest message stored; -1 for the server's limit
 	Duplicates time.Duration // window in which Nats-Msg-Id duplicates are dropped
 	Replicas   int           // 1, or 3/5 on a cluster
+	// Partitions, when above 0, partitions the stream: JetStream stores
+	// each message published on Prefix.<rest> as Prefix.<K>.<rest>, K =
+	// Partition(subject, Partitions), by the stream's subject transform
+	// (PartitionTransform), so that partition K is the filter Prefix.K.>
+	// (PartitionFilter) one ingester reads. 0 leaves subjects as published.
+	Partitions int
 }
+
+// MaxPartitions bounds StreamConfig.Partitions: a partition is an ingester
+// and its database, and more than this is a configuration mistake.
+const MaxPartitions = 1024
 
 // DefaultStream returns the defaults: stream EVO on evo.>, thirty days, a
 // two-minute duplicate window (JetStream's default; older re-sends are caught
@@ -57,6 +69,9 @@ func (c StreamConfig) Validate() error {
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("replicas %d must be 1 to 5", c.Replicas))
 	}
+	if c.Partitions < 0 || c.Partitions > MaxPartitions {
+		errs = append(errs, fmt.Errorf("partitions %d must be 0 (none) to %d", c.Partitions, MaxPartitions))
+	}
 	return errors.Join(errs...)
 }
 
@@ -87,6 +102,16 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, c StreamConfig) (
 	if maxBytes == 0 {
 		maxBytes = -1
 	}
+	transform := c.transform()
+	if old, err := js.Stream(ctx, c.Name); err == nil {
+		// Another partition count would move every source to another
+		// partition under the ingesters reading the old ones: refuse.
+		if have := old.CachedInfo().Config.SubjectTransform; !sameTransform(have, transform) {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, &PartitionsError{Stream: c.Name, Have: have, Want: transform})
+		}
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("look up stream %s: %w", c.Name, err)
+	}
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        c.Name,
 		Description: "evosignal agent events (CloudEvents v1)",
@@ -100,6 +125,8 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, c StreamConfig) (
 		MaxMsgs:     -1,
 		Duplicates:  c.Duplicates,
 		Replicas:    c.Replicas,
+
+		SubjectTransform: transform,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create or update stream %s on %s: %w", c.Name, c.Filter(), err)
@@ -219,7 +246,9 @@ func AnchorConsumer(ctx context.Context, st jetstream.Stream, c ConsumerConfig, 
 	return cons, nil
 }
 
-// AgentSubject is the subject an agent publishes its events on.
+// AgentSubject is the subject of an agent: its events are published below
+// it, on the subject of their source (events.SourceSubject), or, by
+// publishers older than the source token, on it.
 func AgentSubject(prefix, agent string) string { return prefix + "." + agent }
 
 // SubjectAgent returns the agent named by subject (the token after prefix),
@@ -231,4 +260,98 @@ func SubjectAgent(prefix, subject string) (string, bool) {
 	}
 	agent, _, _ := strings.Cut(rest, ".")
 	return agent, agent != ""
+}
+
+// transform is the stream's subject transform: nil unpartitioned, else
+// Prefix.> to Prefix.{{partition(N)}}.> (PartitionTransform).
+func (c StreamConfig) transform() *jetstream.SubjectTransformConfig {
+	if c.Partitions == 0 {
+		return nil
+	}
+	return &jetstream.SubjectTransformConfig{Source: c.Filter(), Destination: PartitionTransform(c.Prefix, c.Partitions)}
+}
+
+func sameTransform(a, b *jetstream.SubjectTransformConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// PartitionTransform is the destination of the subject transform that
+// partitions the stream under prefix in n: the partition number as the
+// token after the prefix, then the subject as published after its prefix.
+// The server computes {{partition(n)}} from the whole published subject:
+// Partition.
+func PartitionTransform(prefix string, n int) string {
+	return fmt.Sprintf("%s.{{partition(%d)}}.>", prefix, n)
+}
+
+// PartitionsError is a stream partitioned otherwise than the configuration
+// asks: another count, or partitioned and not, either way.
+type PartitionsError struct {
+	Stream     string
+	Have, Want *jetstream.SubjectTransformConfig // nil: none
+}
+
+func (e *PartitionsError) Error() string {
+	have, want := "not partitioned", "no partitions"
+	if e.Have != nil {
+		have = fmt.Sprintf("has the subject transform %s → %s", e.Have.Source, e.Have.Destination)
+		if n, ok := transformPartitions(e.Have.Destination); ok {
+			have = fmt.Sprintf("is partitioned in %d (its subject transform %s → %s)", n, e.Have.Source, e.Have.Destination)
+		}
+	}
+	if e.Want != nil {
+		want = fmt.Sprintf("%s → %s", e.Want.Source, e.Want.Destination)
+		if n, ok := transformPartitions(e.Want.Destination); ok {
+			want = fmt.Sprintf("%d partitions", n)
+		}
+	}
+	return fmt.Sprintf("stream %s %s, and this configuration asks for %s: every ingester of a stream gives the "+
+		"same -partitions; to change the count, stop them all and edit the stream (docs/scale.md, \"Partitions\")",
+		e.Stream, have, want)
+}
+
+// transformPartitions reads n back from a PartitionTransform destination.
+func transformPartitions(dest string) (int, bool) {
+	_, rest, ok := strings.Cut(dest, ".{{partition(")
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ")}}")
+	n, err := strconv.Atoi(num)
+	return n, ok && err == nil
+}
+
+// Partition is the partition, of n, the server stores a message published
+// on subject in: FNV-1a (32 bits) of the subject's bytes, modulo n, as
+// nats-server's {{partition(n)}} computes it. On the token subjects of
+// SourceSubject it is a function of the source, so a source's events are
+// in one partition.
+func Partition(subject string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(subject))
+	return int(h.Sum32() % uint32(n))
+}
+
+// PartitionFilter is the subject filter of partition k of a stream
+// partitioned under prefix.
+func PartitionFilter(prefix string, k int) string { return prefix + "." + strconv.Itoa(k) + ".>" }
+
+// PartitionedSubjectAgent returns the partition and the agent of a subject
+// stored in a stream partitioned in n under prefix (Prefix.K.<agent>[.…]),
+// and false when subject is not of that form.
+func PartitionedSubjectAgent(prefix string, n int, subject string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(subject, prefix+".")
+	if !ok {
+		return 0, "", false
+	}
+	num, rest, _ := strings.Cut(rest, ".")
+	k, err := strconv.Atoi(num)
+	if err != nil || k < 0 || k >= n || strconv.Itoa(k) != num {
+		return 0, "", false
+	}
+	agent, _, _ := strings.Cut(rest, ".")
+	return k, agent, agent != ""
 }

@@ -51,7 +51,7 @@ func classify(raw []byte, subject string, cfg Config) store.Item {
 	}
 	if subject != "" {
 		agent := events.AgentOf(ev.Source)
-		if got, ok := bus.SubjectAgent(prefix, subject); !ok || got != agent {
+		if got, ok := cfg.subjectAgent(subject); !ok || got != agent {
 			it.Dead = &store.Dead{
 				Code: ReasonSourceMismatch,
 				Reason: fmt.Sprintf("source %q belongs to agent %q, which publishes on %s or below, not on %s",

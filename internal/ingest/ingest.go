@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/store"
 )
 
@@ -18,6 +19,13 @@ type Config struct {
 	Stream  string // JetStream stream to read
 	Prefix  string // subject prefix (evo): an agent publishes on Prefix.<agent>[.…]
 	Durable string // durable consumer name
+	// Partitions is the stream's partition count (bus.StreamConfig's), 0
+	// when it is not partitioned. A partitioned stream stores a message
+	// published on Prefix.<agent>[.…] as Prefix.<K>.<agent>[.…].
+	Partitions int
+	// Partition is the one partition read, 0 to Partitions-1 (the filter
+	// bus.PartitionFilter); -1 reads them all. Unused when Partitions is 0.
+	Partition int
 	// BatchSize is the most messages per transaction while the ingester
 	// keeps up with the stream, and the size a batch starts from.
 	BatchSize int
@@ -75,6 +83,7 @@ func DefaultConfig() Config {
 		Stream:        "EVO",
 		Prefix:        "evo",
 		Durable:       "evosignal-ingest",
+		Partition:     -1,
 		BatchSize:     10000,
 		MaxBatchSize:  DefaultMaxBatchSize,
 		MaxBatchBytes: DefaultMaxBatchBytes,
@@ -124,7 +133,29 @@ func (c Config) Validate() error {
 	if c.Durable == "" {
 		errs = append(errs, errors.New("durable consumer name is empty"))
 	}
+	if c.Partitions > 0 && (c.Partition < -1 || c.Partition >= c.Partitions) {
+		errs = append(errs, fmt.Errorf("partition %d must be 0 to %d (of %d partitions), or -1 for all", c.Partition, c.Partitions-1, c.Partitions))
+	}
 	return errors.Join(errs...)
+}
+
+// filter is the consumer's subject filter: the stream's prefix, or the one
+// partition read.
+func (c Config) filter() string {
+	if c.Partitions > 0 && c.Partition >= 0 {
+		return bus.PartitionFilter(c.Prefix, c.Partition)
+	}
+	return c.Prefix + ".>"
+}
+
+// subjectAgent returns the agent named by a stored subject, and false when
+// the subject is not one the configuration reads.
+func (c Config) subjectAgent(subject string) (string, bool) {
+	if c.Partitions == 0 {
+		return bus.SubjectAgent(c.Prefix, subject)
+	}
+	k, agent, ok := bus.PartitionedSubjectAgent(c.Prefix, c.Partitions, subject)
+	return agent, ok && (c.Partition < 0 || k == c.Partition)
 }
 
 // Ingester writes what it reads into a store. One Ingester per store.

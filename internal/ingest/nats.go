@@ -169,7 +169,7 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	cfg := r.in.cfg
 	cons, err := bus.AnchorConsumer(ctx, r.st, bus.ConsumerConfig{
 		Durable:       cfg.Durable,
-		Filter:        cfg.Prefix + ".>",
+		Filter:        cfg.filter(),
 		AckWait:       cfg.AckWait,
 		MaxAckPending: maxAckPending(cfg),
 		Database:      r.database,

@@ -42,7 +42,8 @@ type Config struct {
 	ServerLog *slog.Logger
 
 	// Stream is the event stream, created or updated on Start; the ingester
-	// reads it (Ingest.Stream and Ingest.Prefix are taken from it).
+	// reads it (Ingest.Stream, Ingest.Prefix and Ingest.Partitions are
+	// taken from it).
 	Stream bus.StreamConfig
 	// Rules, when set, is the rules key-value bucket ensured on Start
 	// (KV returns it).
@@ -123,7 +124,7 @@ func (c Config) Validate() error {
 // ingestConfig is Ingest reading Stream.
 func (c Config) ingestConfig() ingest.Config {
 	ic := c.Ingest
-	ic.Stream, ic.Prefix = c.Stream.Name, c.Stream.Prefix
+	ic.Stream, ic.Prefix, ic.Partitions = c.Stream.Name, c.Stream.Prefix, c.Stream.Partitions
 	return ic
 }
 

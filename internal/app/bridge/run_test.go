@@ -204,8 +204,8 @@ func TestRunPublishesToJetStream(t *testing.T) {
 		if err != nil {
 			t.Fatalf("message %d does not pass the contract: %v", seq, err)
 		}
-		if m.Subject != "evo.skilllite" {
-			t.Errorf("message %d on %s, want evo.skilllite", seq, m.Subject)
+		if want := events.SourceSubject("evo", testSource); m.Subject != want {
+			t.Errorf("message %d on %s, want %s (its source's subject)", seq, m.Subject, want)
 		}
 		if got := m.Header.Get(jetstream.MsgIDHeader); got != e.ID {
 			t.Errorf("message %d: Nats-Msg-Id %q, want the event id %q", seq, got, e.ID)

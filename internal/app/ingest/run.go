@@ -31,6 +31,8 @@ stored exactly once; bad input is dead-lettered with its reason.
 
   %[1]s                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   %[1]s -nats nats://host:4222   an existing server or cluster
+  %[1]s -nats nats://host:4222 -partitions 4 -partition 0
+      partition 0 of the stream partitioned in 4, into its own database (docs/scale.md)
   %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
   %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
@@ -75,6 +77,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.Int64Var(&c.Stream.MaxBytes, "max-bytes", c.Stream.MaxBytes, "stream retention: size limit in bytes (-1 = none)")
 	fs.DurationVar(&c.Stream.Duplicates, "dup-window", c.Stream.Duplicates, "JetStream duplicate window for Nats-Msg-Id (later re-sends are still skipped by the ingester)")
 	fs.IntVar(&c.Stream.Replicas, "replicas", c.Stream.Replicas, "stream replicas (3 or 5 on a cluster)")
+	fs.IntVar(&c.Stream.Partitions, "partitions", 0, "partition the stream in `N` (its subject transform <prefix>.> → <prefix>.{{partition(N)}}.>, docs/scale.md): every ingester of the stream gives the same N; 0 = not partitioned")
+	fs.IntVar(&c.Ingest.Partition, "partition", -1, "with -partitions: read partition `K` only (0 to N-1) into its own database; defaults then -db evosignal-p<K>.duckdb, -consumer <consumer>-p<K>, -query-subject <subject>.p<K>; -1 reads every partition")
 	fs.StringVar(&c.Ingest.Durable, "consumer", c.Ingest.Durable, "durable consumer `name` (one per database)")
 	fs.IntVar(&c.Ingest.BatchSize, "batch", c.Ingest.BatchSize, "messages per transaction while keeping up with the stream (reading a file: at most)")
 	fs.IntVar(&c.Ingest.MaxBatchSize, "max-batch", c.Ingest.MaxBatchSize, "messages per transaction at most while behind: batches double from -batch up to this while more than a batch waits in the stream, and go back to -batch once caught up")
@@ -118,18 +122,35 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		fmt.Fprintf(stderr, "ingest: unexpected arguments %q\n", fs.Args())
 		return nil, cli.ErrUsage
 	}
+	set := setFlags(fs)
+	if k := c.Ingest.Partition; k >= 0 && c.Stream.Partitions > 0 {
+		// One database per partition: its own file, consumer and query
+		// subject unless given.
+		if !set["db"] {
+			c.DB = fmt.Sprintf("evosignal-p%d.duckdb", k)
+		}
+		if !set["consumer"] {
+			c.Ingest.Durable = fmt.Sprintf("%s-p%d", c.Ingest.Durable, k)
+		}
+		if !set["query-subject"] {
+			o.query.Subject = fmt.Sprintf("%s.p%d", o.query.Subject, k)
+		}
+	}
 	if c.Server.StoreDir == "" {
 		c.Server.StoreDir = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + ".jetstream"
 	}
 	if o.queryOn {
 		c.Query = &o.query
 	}
-	if set := setFlags(fs); set["batch"] && !set["max-batch"] {
+	if set["batch"] && !set["max-batch"] {
 		// A -batch above the default -max-batch raises it: batches
 		// are then that size at least.
 		c.Ingest.MaxBatchSize = max(c.Ingest.MaxBatchSize, c.Ingest.BatchSize)
 	}
 	var errs []error
+	if set["partition"] && c.Stream.Partitions == 0 {
+		errs = append(errs, errors.New("-partition goes with -partitions"))
+	}
 	if o.file != "" && o.rebuild {
 		errs = append(errs, errors.New("-file and -rebuild exclude each other"))
 	}
