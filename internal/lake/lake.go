@@ -92,9 +92,12 @@ func Open(ctx context.Context, dir string) (*Lake, error) {
 	if err := os.MkdirAll(wh, 0o755); err != nil {
 		return nil, fmt.Errorf("lake: %w", err)
 	}
-	// WAL and a busy timeout on every pooled connection: several processes
-	// may commit to one catalog.
-	dsn := "file:" + filepath.Join(abs, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+	// WAL, a busy timeout and immediate transactions on every pooled
+	// connection: several processes may commit to one catalog, and a
+	// deferred transaction that reads before it writes fails at once
+	// (SQLITE_BUSY) when another has written meanwhile, whatever the
+	// timeout.
+	dsn := "file:" + filepath.Join(abs, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("lake: catalog: %w", err)

@@ -1,12 +1,15 @@
 package lake
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +277,86 @@ func TestOtherFormatRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMain runs a seal in a child process when the test binary is started
+// as one (sealChild): the processes of TestSealsFromProcesses.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("EVOSIGNAL_LAKE_SEAL"); spec != "" {
+		os.Exit(sealChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// sealChild seals the database of spec (lake dir, database file, shard,
+// tab-separated) and returns the exit status.
+func sealChild(spec string) int {
+	ctx := context.Background()
+	f := strings.Split(spec, "\t")
+	db, err := store.OpenReadOnly(ctx, f[1])
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	defer db.Close()
+	l, err := Open(ctx, f[0])
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	defer l.Close()
+	if _, err := l.Seal(ctx, db, f[2]); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	return 0
+}
+
+// Shards sealing into one lake from processes of their own, at once, each
+// commit their rows once: a commit another process got in before is tried
+// again on the new snapshot with the same files.
+func TestSealsFromProcesses(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	dir := filepath.Join(t.TempDir(), "lake")
+	l, err := Open(context.Background(), dir) // the catalog, before the children race to create it
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	const shards = 4
+	var want int64
+	cmds := make([]*exec.Cmd, shards)
+	for i := range shards {
+		path := testdb.Build(t, testdb.Options{}, testdb.Synth(t, "synth", uint64(10+i), start, 20))
+		db, err := store.OpenReadOnly(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		err = db.QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += n
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+dir+"\t"+path+"\tshard-"+strconv.Itoa(i))
+		cmds[i] = cmd
+	}
+	outs := make([]bytes.Buffer, shards)
+	for i, cmd := range cmds {
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("shard-%d: %v: %s", i, err, outs[i].String())
+		}
+	}
+	if got := eventCount(t, dir); got != want {
+		t.Errorf("the lake has %d events, the shards %d", got, want)
 	}
 }

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -328,7 +330,7 @@ func watermarks(tbl *table.Table) map[string]string {
 
 // maxCommitTries bounds the commits of one file tried against a table
 // another process committed to meanwhile.
-const maxCommitTries = 20
+const maxCommitTries = 50
 
 // commit commits w's file to its table, creating the table first if the
 // lake has none. The commit requires the snapshot it was planned on (no
@@ -384,10 +386,33 @@ func (l *Lake) commit(ctx context.Context, shard string, w written) error {
 			}
 		}
 		_, err = tx.Commit(ctx)
-		if err == nil || !errors.Is(err, table.ErrCommitFailed) || try == maxCommitTries {
+		if err == nil || !conflict(err) || try == maxCommitTries {
 			return err
 		}
+		// Another process committed to the table since it was loaded: let
+		// it get ahead before loading the table again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(20*try)) * time.Millisecond):
+		}
 	}
+}
+
+// conflict tells whether a commit failed because another committed to the
+// table first, and nothing of it was committed. iceberg-go's SQL catalog
+// wraps table.ErrCommitFailed only when the catalog row moved under the
+// commit; the requirement it checks first fails with a bare error
+// ("requirement failed: branch "main" has changed: expected id …, found
+// …", or "… was created concurrently" when both commit a table's first
+// snapshot).
+func conflict(err error) bool {
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "requirement failed: branch \""+table.MainBranch+"\" has changed") ||
+		strings.Contains(msg, "requirement failed: branch \""+table.MainBranch+"\" was created concurrently")
 }
 
 // shardFiles returns the data files of the table's current snapshot that
