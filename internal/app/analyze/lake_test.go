@@ -46,6 +46,7 @@ func TestLakeSameAsOneDatabase(t *testing.T) {
 		{"mappings"},
 		{"trend", "-every", "day"},
 		{"effect"},
+		{"rules"},
 		{"sql", "-q", "replans"},
 		{"sql", "SELECT type, count(*) AS n FROM events GROUP BY type ORDER BY type"},
 		{"sql", "SELECT session, key_hash, stream_seq FROM events ORDER BY session, seq, id"},
