@@ -371,3 +371,49 @@ func TestSealsFromProcesses(t *testing.T) {
 		t.Errorf("the lake has %d events, the shards %d", got, want)
 	}
 }
+
+// A commit tried again after it landed (its answer lost) commits nothing
+// the second time: the table shows its watermark already.
+func TestRetriedCommitNotTwice(t *testing.T) {
+	ctx := context.Background()
+	d := testdb.New(t, testdb.Options{})
+	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
+	l, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshots := func() int {
+		n := 0
+		for _, w := range ws {
+			tbl, err := l.cat.LoadTable(ctx, ident(w.table.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(tbl.Metadata().Snapshots())
+		}
+		return n
+	}
+	for _, w := range ws {
+		if err := l.commit(ctx, "s1", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshots()
+	for _, w := range ws {
+		w.create = false
+		if err := l.commit(ctx, "s1", w); err != nil {
+			t.Fatalf("%s: the same commit again: %v", w.table.name, err)
+		}
+	}
+	if after := snapshots(); after != before {
+		t.Errorf("the same commits again made %d snapshots", after-before)
+	}
+	if eventCount(t, l.Dir()) == 0 {
+		t.Error("no events in the lake")
+	}
+}

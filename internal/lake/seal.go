@@ -31,9 +31,13 @@ const (
 	// appended: the rows of the events the lake does not have yet, by the
 	// events' rowid. The event log is append-only (the store never deletes
 	// nor updates an event), so an event's rowid never changes and the
-	// shard's watermark is the end of the rowids sealed; the typed tables
-	// are derived from the events one to one (a rebuild re-derives the same
-	// rows), so theirs are the rows of the same new events.
+	// shard's watermark is the end of the rowids sealed. One transaction
+	// at a time appends to it (the store's mutex serialises its writes), so
+	// the committed rowids are always a prefix: a seal that sees rowid n
+	// sees every rowid below, and no later commit fills a gap under its
+	// watermark. The typed tables are derived from the events one to one
+	// (a rebuild re-derives the same rows), so theirs are the rows of the
+	// same new events.
 	appended mode = iota
 	// replaced: the shard's whole table, replacing the files the shard
 	// sealed before in one snapshot, when its contents changed (the

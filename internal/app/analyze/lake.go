@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/evosignal/evosignal/internal/cli"
 	"github.com/evosignal/evosignal/internal/lake"
 	"github.com/evosignal/evosignal/internal/store"
 )
@@ -19,6 +20,7 @@ const lakeFlagUsage = "read the current snapshot of the Iceberg lake in `dir` (i
 // lake's data files, and the analysis views over them. o's memory limit
 // and temporary directory apply to it.
 func openLake(ctx context.Context, dir string, o store.ReadOptions) (*sql.DB, error) {
+	lake.Writer = cli.Version("evosignal")
 	l, err := lake.Open(ctx, dir)
 	if err != nil {
 		return nil, err
