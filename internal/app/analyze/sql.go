@@ -3,6 +3,7 @@ package analyze
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -61,13 +62,13 @@ func sqlHelp(ctx context.Context) string {
 
 // sqlOptions are the flags of `analyze sql`.
 type sqlOptions struct {
-	db, nats, file, name, format, out string
-	list                              bool
-	params, args                      multiFlag
-	maxRows                           int64
-	timeout                           time.Duration
-	conn                              bus.ConnConfig
-	read                              store.ReadOptions
+	db, nats, lake, file, name, format, out string
+	list                                    bool
+	params, args                            multiFlag
+	maxRows                                 int64
+	timeout                                 time.Duration
+	conn                                    bus.ConnConfig
+	read                                    store.ReadOptions
 }
 
 // multiFlag is a repeatable string flag.
@@ -86,6 +87,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fl.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
 	fl.StringVar(&o.nats, "nats", "", "ask the running ingester's query service at this NATS `URL` instead (URL#subject for a subject other than "+sqlservice.DefaultSubject+")")
+	fl.StringVar(&o.lake, "lake", "", lakeFlagUsage)
 	fl.StringVar(&o.file, "f", "", "read the query from this `file` (- for stdin)")
 	fl.StringVar(&o.name, "q", "", "run the named query `name` of queries/analyze/ (see -list)")
 	fl.BoolVar(&o.list, "list", false, "list the named queries and exit")
@@ -325,13 +327,25 @@ func (o *sqlOptions) querier(ctx context.Context) (sqlservice.Querier, func(), e
 		}
 		return sqlservice.NewClient(nc, subject), nc.Close, nil
 	}
-	db, err := openDB(ctx, o.db, o.read)
+	var db *sql.DB
+	var err error
+	name := o.db
+	if o.lake != "" {
+		name = o.lake
+		if db, err = openLake(ctx, o.lake, o.read); err == nil {
+			if err = allowLake(ctx, db, o.lake); err != nil {
+				db.Close()
+			}
+		}
+	} else {
+		db, err = openDB(ctx, o.db, o.read)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := sqlservice.Lockdown(ctx, db); err != nil {
 		db.Close()
-		return nil, nil, fmt.Errorf("open %s: %w", o.db, err)
+		return nil, nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	return sqlservice.Local{DB: db}, func() { db.Close() }, nil
 }

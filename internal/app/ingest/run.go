@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/internal/cli"
+	"github.com/evosignal/evosignal/internal/lake"
 	"github.com/evosignal/evosignal/internal/pipeline"
 	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
@@ -34,6 +35,7 @@ stored exactly once; bad input is dead-lettered with its reason.
   %[1]s -nats nats://host:4222 -partitions 4 -partition 0
       partition 0 of the stream partitioned in 4, into its own database (docs/scale.md)
   %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
+  %[1]s -file events.jsonl -lake lake   … then seal the database into the Iceberg lake in lake/ (analyze -lake reads it)
   %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
@@ -42,6 +44,7 @@ Flags:
 type options struct {
 	file                string
 	allowDead           bool
+	lake, shard         string
 	rebuild             bool
 	replay, dryRun      bool
 	taxonomy            string
@@ -63,6 +66,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.allowDead, "allow-dead-letters", false, "with -file: exit 0 even when lines were dead-lettered (they are stored in dead_letters either way)")
+	fs.StringVar(&o.lake, "lake", "", "with -file: then seal the database into the Iceberg lake in `dir` (created if missing; docs/scale.md, \"The lake\")")
+	fs.StringVar(&o.shard, "shard", "", "with -lake: this database's `name` in the lake (default: the -db file's name without its extension)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
@@ -160,6 +165,15 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	if o.allowDead && o.file == "" {
 		errs = append(errs, errors.New("-allow-dead-letters goes with -file"))
 	}
+	if o.lake != "" && o.file == "" {
+		errs = append(errs, errors.New("-lake goes with -file"))
+	}
+	if o.shard != "" && o.lake == "" {
+		errs = append(errs, errors.New("-shard goes with -lake"))
+	}
+	if o.lake != "" && o.shard == "" {
+		o.shard = strings.TrimSuffix(filepath.Base(c.DB), filepath.Ext(c.DB))
+	}
 	if o.dryRun && !o.replay {
 		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
 	}
@@ -256,6 +270,11 @@ func loadFile(ctx context.Context, o *options, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return lockHint(err, o.cfg.DB)
 	}
+	if o.lake != "" {
+		if err := sealLake(ctx, o, stdout); err != nil {
+			return err
+		}
+	}
 	if res.DeadLetters == 0 {
 		return nil
 	}
@@ -268,6 +287,34 @@ func loadFile(ctx context.Context, o *options, stdin io.Reader, stdout, stderr i
 		return nil
 	}
 	return fmt.Errorf("%w (give -allow-dead-letters to accept that)", errDeadLetters)
+}
+
+// sealLake seals the database, loaded, into the lake of -lake as -shard
+// and says what it committed.
+func sealLake(ctx context.Context, o *options, stdout io.Writer) error {
+	t0 := time.Now()
+	db, err := store.OpenReadOnly(ctx, o.cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	lake.Writer = cli.Version("evosignal")
+	l, err := lake.Open(ctx, o.lake)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	sealed, err := l.Seal(ctx, db, o.shard)
+	if err != nil {
+		return err
+	}
+	var rows int64
+	for _, s := range sealed {
+		rows += s.Rows
+	}
+	fmt.Fprintf(stdout, "sealed %s into lake %s as shard %s: %d tables, %d rows (%s)\n",
+		o.cfg.DB, o.lake, o.shard, len(sealed), rows, time.Since(t0).Round(time.Millisecond))
+	return nil
 }
 
 // lockHint tells the user what to do when another process has the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,5 +195,26 @@ func TestBatchFlags(t *testing.T) {
 				t.Errorf("parse(%q): batch %d, max batch %d; want %d and %d", tc.args, got.BatchSize, got.MaxBatchSize, tc.wantBatch, tc.wantMax)
 			}
 		})
+	}
+}
+
+// ingest -file -lake seals the database into the lake after the load; a
+// second load of the same file seals nothing.
+func TestLoadFileSealsLake(t *testing.T) {
+	file, _ := writeSessions(t, 20)
+	dir := t.TempDir()
+	db, lakeDir := filepath.Join(dir, "shard1.duckdb"), filepath.Join(dir, "lake")
+	for i, want := range []string{"as shard shard1: 15 tables", "as shard shard1: 0 tables, 0 rows"} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), []string{"-file", file, "-db", db, "-lake", lakeDir}, nil, &out, &errOut); err != nil {
+			t.Fatalf("run: %v\n%s", err, errOut.String())
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("load %d printed %q, want it to contain %q", i+1, out.String(), want)
+		}
+	}
+	var errOut bytes.Buffer
+	if err := run(t.Context(), []string{"-lake", lakeDir}, nil, io.Discard, &errOut); err == nil || !strings.Contains(errOut.String(), "-lake goes with -file") {
+		t.Errorf("-lake without -file: %v, %q", err, errOut.String())
 	}
 }

@@ -1,0 +1,72 @@
+package analyze
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/evosignal/evosignal/internal/lake"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
+)
+
+// sealShard loads inputs into a database and seals it into the lake in dir
+// as shard.
+func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.OpenReadOnly(ctx, testdb.Build(t, testdb.Options{}, inputs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := lake.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Seal(ctx, db, shard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every analysis and analyze sql over a lake of two shards print what they
+// print over one database of the same events.
+func TestLakeSameAsOneDatabase(t *testing.T) {
+	files := testdb.Files(t, testdb.SampleSessions(t)...)
+	one := testdb.Build(t, testdb.Options{}, files...)
+	dir := filepath.Join(t.TempDir(), "lake")
+	sealShard(t, dir, "a", files[:len(files)/2]...)
+	sealShard(t, dir, "b", files[len(files)/2:]...)
+	for _, args := range [][]string{
+		{"replans"},
+		{"replans", "-by", "agent"},
+		{"hints", "-min-calls", "1"},
+		{"mappings"},
+		{"trend", "-every", "day"},
+		{"effect"},
+		{"rules"},
+		{"sql", "-q", "replans"},
+		{"sql", "SELECT type, count(*) AS n FROM events GROUP BY type ORDER BY type"},
+		{"sql", "SELECT session, key_hash, stream_seq FROM events ORDER BY session, seq, id"},
+	} {
+		want := string(runForJSON(t, append(args, "-db", one)...))
+		got := string(runForJSON(t, append(args, "-lake", dir)...))
+		if got != want {
+			t.Errorf("analyze %s -lake:\n%s\nwant (-db):\n%s", strings.Join(args, " "), got, want)
+		}
+	}
+}
+
+// analyze sql over a lake is locked down as over a database: no file
+// outside the lake is read.
+func TestLakeSQLLockedDown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	sealShard(t, dir, "a", testdb.Files(t, testdb.SampleSessions(t)...)...)
+	var stdout, stderr strings.Builder
+	err := run(context.Background(), []string{"sql", "-lake", dir, "-format", "json", "SELECT * FROM read_text('/etc/hostname')"}, &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("analyze sql -lake read a file outside the lake: %s", stdout.String())
+	}
+}

@@ -1,0 +1,419 @@
+package lake
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+	"github.com/evosignal/evosignal/internal/metrics"
+	"github.com/evosignal/evosignal/internal/store"
+	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/workshop/testdb"
+)
+
+// analyses runs the analyzers over src, each result as JSON, by name.
+func analyses(t *testing.T, src metrics.Source) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	tax := taxonomy.Default()
+	out := map[string]string{}
+	put := func(name string, v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b, err := json.MarshalIndent(v, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = string(b)
+	}
+	rep, err := metrics.Replans(ctx, src, metrics.Filter{})
+	put("replans", rep, err)
+	byAgent, err := metrics.Replans(ctx, src, metrics.Filter{By: []string{"agent", "model"}})
+	put("replans -by agent,model", byAgent, err)
+	hints, err := metrics.Hints(ctx, src, metrics.Filter{}, tax, metrics.HintsConfig{MinCalls: 1})
+	put("hints", hints, err)
+	maps, err := metrics.Mappings(ctx, src, metrics.Filter{}, tax, metrics.DefaultMappingsConfig())
+	put("mappings", maps, err)
+	trend, err := metrics.Trend(ctx, src, metrics.Filter{}, "day")
+	put("trend", trend, err)
+	eff, err := metrics.Effect(ctx, src, metrics.Filter{}, metrics.DefaultEffectConfig())
+	put("effect", eff, err)
+	return out
+}
+
+// attached is an in-memory DuckDB with the lake in dir attached.
+func attached(t *testing.T, dir string) *sql.DB {
+	t.Helper()
+	ctx := context.Background()
+	l, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := l.Attach(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// dataFiles counts the Parquet files under the lake's warehouse.
+func dataFiles(t *testing.T, dir string) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "warehouse", "*", "*", "data", "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
+// seal seals db into the lake in dir as shard.
+func seal(t *testing.T, dir string, db *sql.DB, shard string) []TableSeal {
+	t.Helper()
+	l, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	got, err := l.Seal(context.Background(), db, shard)
+	if err != nil {
+		t.Fatalf("seal %s: %v", shard, err)
+	}
+	return got
+}
+
+// The same events in one database and in two shards sealed into one lake
+// give the same analyses; sealing again with nothing new commits nothing.
+func TestLakeAnswersAsOneDatabase(t *testing.T) {
+	samples := testdb.Files(t, testdb.SampleSessions(t)...)
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	synthA := testdb.Synth(t, "synth-a", 1, start, 60)
+	synthB := testdb.Synth(t, "synth-b", 2, start.Add(72*time.Hour), 60)
+	synthA2 := testdb.Synth(t, "synth-a2", 3, start.Add(24*time.Hour), 30)
+
+	var partA, partB []testdb.Input
+	for i, in := range samples {
+		if i%2 == 0 {
+			partA = append(partA, in)
+		} else {
+			partB = append(partB, in)
+		}
+	}
+	opts := testdb.Options{Taxonomy: taxonomy.Default(), BatchSize: 50}
+	one := testdb.Build(t, opts, append(append(append(samples, synthA), synthB), synthA2)...)
+
+	dir := filepath.Join(t.TempDir(), "lake")
+	a := testdb.New(t, opts)
+	a.Load(t, append(partA, synthA)...)
+	first := seal(t, dir, a.Store().DB(), "shard-a")
+	if len(first) != len(tables) {
+		t.Fatalf("first seal committed to %d tables, want all %d: %+v", len(first), len(tables), first)
+	}
+	a.Load(t, synthA2) // a second seal adds only what came since
+	b := testdb.New(t, opts)
+	b.Load(t, append(partB, synthB)...)
+	// Shard b seals before its facts are refreshed: the lake's views
+	// compute those of its pending sessions, as the database's do.
+	if _, err := b.Store().DB().Exec(`INSERT INTO facts_pending SELECT DISTINCT session FROM events WHERE source IN (SELECT source FROM events ORDER BY source LIMIT 20)`); err != nil {
+		t.Fatal(err)
+	}
+	seal(t, dir, b.Store().DB(), "shard-b")
+	seal(t, dir, a.Store().DB(), "shard-a")
+
+	files := dataFiles(t, dir)
+	if again := seal(t, dir, a.Store().DB(), "shard-a"); len(again) != 0 {
+		t.Errorf("a seal with nothing new committed %+v", again)
+	}
+	if again := seal(t, dir, b.Store().DB(), "shard-b"); len(again) != 0 {
+		t.Errorf("a seal with nothing new committed %+v", again)
+	}
+	if n := dataFiles(t, dir); n != files {
+		t.Errorf("seals with nothing new wrote %d files", n-files)
+	}
+
+	oneDB, err := store.OpenReadOnly(context.Background(), one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oneDB.Close()
+	lakeDB := attached(t, dir)
+	for _, table := range tables {
+		var want, got int64
+		if err := oneDB.QueryRow("SELECT count(*) FROM " + table.name).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if err := lakeDB.QueryRow("SELECT count(*) FROM " + table.name).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if table.name == "facts_pending" {
+			if got == 0 {
+				t.Errorf("the lake has no pending facts")
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s: lake %d rows, database %d", table.name, got, want)
+		}
+	}
+	want, got := analyses(t, metrics.DB{DB: oneDB}), analyses(t, metrics.DB{DB: lakeDB})
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s over the lake differs from one database:\nlake: %s\ndatabase: %s", name, got[name], w)
+		}
+	}
+}
+
+// The lake's tables keep the database's column types.
+func TestLakeKeepsTypes(t *testing.T) {
+	d := testdb.New(t, testdb.Options{})
+	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
+	dir := t.TempDir()
+	seal(t, dir, d.Store().DB(), "s1")
+	lakeDB := attached(t, dir)
+	types := func(db *sql.DB, table string) string {
+		rows, err := db.Query(`SELECT column_name || ' ' || column_type FROM (DESCRIBE SELECT * FROM ` + table + `)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var cols []string
+		for rows.Next() {
+			var c string
+			if err := rows.Scan(&c); err != nil {
+				t.Fatal(err)
+			}
+			cols = append(cols, c)
+		}
+		return strings.Join(cols, ", ")
+	}
+	for _, table := range tables {
+		if want, got := types(d.Store().DB(), table.name), types(lakeDB, table.name); got != want {
+			t.Errorf("%s:\nlake     %s\ndatabase %s", table.name, got, want)
+		}
+	}
+	var n int64
+	dbEvents := d.Store().DB()
+	if err := dbEvents.QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	var hashes int64
+	if err := lakeDB.QueryRow(`SELECT count(DISTINCT key_hash) FROM events`).Scan(&hashes); err != nil {
+		t.Fatal(err)
+	}
+	if hashes != n {
+		t.Errorf("lake: %d distinct key hashes, database %d events", hashes, n)
+	}
+}
+
+// A seal stopped after writing its files and before committing leaves the
+// lake's snapshot as it was; the next seal commits everything once.
+func TestInterruptedSealLeavesSnapshot(t *testing.T) {
+	ctx := context.Background()
+	d := testdb.New(t, testdb.Options{})
+	samples := testdb.Files(t, testdb.SampleSessions(t)...)
+	d.Load(t, samples[:3]...)
+	dir := t.TempDir()
+	seal(t, dir, d.Store().DB(), "s1")
+	before := eventCount(t, dir)
+
+	d.Load(t, samples[3:]...)
+	l, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	beforeCommit = cancel
+	t.Cleanup(func() { beforeCommit = nil })
+	done, err := l.Seal(cctx, d.Store().DB(), "s1")
+	l.Close()
+	if !errors.Is(err, context.Canceled) || len(done) != 0 {
+		t.Fatalf("cancelled seal: committed %+v, error %v; want nothing and context.Canceled", done, err)
+	}
+	beforeCommit = nil
+	if got := eventCount(t, dir); got != before {
+		t.Fatalf("an interrupted seal changed the lake's events from %d to %d", before, got)
+	}
+	seal(t, dir, d.Store().DB(), "s1")
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, dir); got != want {
+		t.Fatalf("after the next seal the lake has %d events, the database %d", got, want)
+	}
+}
+
+// eventCount counts the events of the lake's current snapshot.
+func eventCount(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	if err := attached(t, dir).QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A lake of another format is refused, naming both formats.
+func TestOtherFormatRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.cat.UpdateNamespaceProperties(ctx, ident("")[:1], nil, map[string]string{formatProp: "99", writtenProp: "evosignal v9.9.9"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	_, err = Open(ctx, dir)
+	var fe *FormatError
+	if !errors.As(err, &fe) || fe.Got != 99 || !strings.Contains(err.Error(), "format 99 (written by evosignal v9.9.9)") || !strings.Contains(err.Error(), "lake format 1") {
+		t.Fatalf("open a lake of format 99: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "catalog.db")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMain runs a seal in a child process when the test binary is started
+// as one (sealChild): the processes of TestSealsFromProcesses.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("EVOSIGNAL_LAKE_SEAL"); spec != "" {
+		os.Exit(sealChild(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// sealChild seals the database of spec (lake dir, database file, shard,
+// tab-separated) and returns the exit status.
+func sealChild(spec string) int {
+	ctx := context.Background()
+	f := strings.Split(spec, "\t")
+	db, err := store.OpenReadOnly(ctx, f[1])
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	defer db.Close()
+	l, err := Open(ctx, f[0])
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	defer l.Close()
+	if _, err := l.Seal(ctx, db, f[2]); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	return 0
+}
+
+// Shards sealing into one lake from processes of their own, at once, each
+// commit their rows once: a commit another process got in before is tried
+// again on the new snapshot with the same files.
+func TestSealsFromProcesses(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	dir := filepath.Join(t.TempDir(), "lake")
+	l, err := Open(context.Background(), dir) // the catalog, before the children race to create it
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	const shards = 4
+	var want int64
+	cmds := make([]*exec.Cmd, shards)
+	for i := range shards {
+		path := testdb.Build(t, testdb.Options{}, testdb.Synth(t, "synth", uint64(10+i), start, 20))
+		db, err := store.OpenReadOnly(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		err = db.QueryRow(`SELECT count(*) FROM events`).Scan(&n)
+		db.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += n
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+dir+"\t"+path+"\tshard-"+strconv.Itoa(i))
+		cmds[i] = cmd
+	}
+	outs := make([]bytes.Buffer, shards)
+	for i, cmd := range cmds {
+		cmd.Stdout, cmd.Stderr = &outs[i], &outs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("shard-%d: %v: %s", i, err, outs[i].String())
+		}
+	}
+	if got := eventCount(t, dir); got != want {
+		t.Errorf("the lake has %d events, the shards %d", got, want)
+	}
+}
+
+// A commit tried again after it landed (its answer lost) commits nothing
+// the second time: the table shows its watermark already.
+func TestRetriedCommitNotTwice(t *testing.T) {
+	ctx := context.Background()
+	d := testdb.New(t, testdb.Options{})
+	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
+	l, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshots := func() int {
+		n := 0
+		for _, w := range ws {
+			tbl, err := l.cat.LoadTable(ctx, ident(w.table.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += len(tbl.Metadata().Snapshots())
+		}
+		return n
+	}
+	for _, w := range ws {
+		if err := l.commit(ctx, "s1", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := snapshots()
+	for _, w := range ws {
+		w.create = false
+		if err := l.commit(ctx, "s1", w); err != nil {
+			t.Fatalf("%s: the same commit again: %v", w.table.name, err)
+		}
+	}
+	if after := snapshots(); after != before {
+		t.Errorf("the same commits again made %d snapshots", after-before)
+	}
+	if eventCount(t, l.Dir()) == 0 {
+		t.Error("no events in the lake")
+	}
+}

@@ -1,0 +1,473 @@
+package lake
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// mode is how a table is sealed.
+type mode int
+
+const (
+	// appended: the rows of the events the lake does not have yet, by the
+	// events' rowid. The event log is append-only (the store never deletes
+	// nor updates an event), so an event's rowid never changes and the
+	// shard's watermark is the end of the rowids sealed. One transaction
+	// at a time appends to it (the store's mutex serialises its writes), so
+	// the committed rowids are always a prefix: a seal that sees rowid n
+	// sees every rowid below, and no later commit fills a gap under its
+	// watermark. The typed tables are derived from the events one to one
+	// (a rebuild re-derives the same rows), so theirs are the rows of the
+	// same new events.
+	appended mode = iota
+	// replaced: the shard's whole table, replacing the files the shard
+	// sealed before in one snapshot, when its contents changed (the
+	// watermark is a digest of them). The stored facts are rewritten in
+	// place by the ingester's refresh: a session's facts change with every
+	// event it gets, and a session is never known to be final, so an
+	// append-only copy would keep stale rows. The facts are one row per
+	// session or per task, far fewer than the events.
+	replaced
+)
+
+// sealedTable is a table of the database the lake holds.
+type sealedTable struct {
+	name string
+	mode mode
+	// rows selects the rows of the events whose rowid is in
+	// [$lo, $hi) (appended), or every row (replaced).
+	rows string
+}
+
+// newEvents selects the keys of the events being sealed.
+const newEvents = `(SELECT source, id, session FROM events WHERE rowid >= $lo AND rowid < $hi)`
+
+// byEvent selects the rows of a typed table of one row per event.
+func byEvent(t string) string {
+	return `SELECT t.* FROM ` + t + ` t SEMI JOIN ` + newEvents + ` e ON t.source = e.source AND t.event_id = e.id`
+}
+
+// byParent selects the rows of a typed table whose rows belong to a row
+// of parent (plan_tasks to plans, replan_dropped to replans), by session
+// and the parent's seq.
+func byParent(t, parent, seqCol string) string {
+	return `SELECT t.* FROM ` + t + ` t SEMI JOIN (SELECT p.session, p.seq FROM ` + parent + ` p SEMI JOIN ` + newEvents +
+		` e ON p.source = e.source AND p.event_id = e.id) k ON t.session = k.session AND t.` + seqCol + ` = k.seq`
+}
+
+// tables are the tables the analyzers read, through the views of
+// queries/views and the SQL of queries/analyze: the event log, the typed
+// tables and the stored facts with their bookkeeping. The facts come
+// first and the events last: a seal that stops half-way has committed the
+// facts of events the lake may not have yet rather than the reverse, and
+// the next seal catches every table up from its own watermark.
+var tables = []sealedTable{
+	{"facts_classifier", replaced, `SELECT * FROM facts_classifier`},
+	{"facts_pending", replaced, `SELECT * FROM facts_pending`},
+	{"session_facts_stored", replaced, `SELECT * FROM session_facts_stored`},
+	{"task_facts_stored", replaced, `SELECT * FROM task_facts_stored`},
+	{"session_starts", appended, byEvent("session_starts")},
+	{"session_ends", appended, byEvent("session_ends")},
+	{"plans", appended, byEvent("plans")},
+	{"plan_tasks", appended, byParent("plan_tasks", "plans", "plan_seq")},
+	{"replans", appended, byEvent("replans")},
+	{"replan_dropped", appended, byParent("replan_dropped", "replans", "replan_seq")},
+	{"hints_stripped", appended, byEvent("hints_stripped")},
+	{"tool_calls", appended, byEvent("tool_calls")},
+	{"task_completions", appended, byEvent("task_completions")},
+	{"depth_limits", appended, byEvent("depth_limits")},
+	{"events", appended, `SELECT * FROM events WHERE rowid >= $lo AND rowid < $hi`},
+}
+
+// lakeTypes are the DuckDB types Iceberg has none for, and what a column
+// of each is stored as. UBIGINT (key_hash, stream_seq) is stored as
+// DECIMAL(20,0): every value exactly, in order, readable as the number by
+// any engine (a BIGINT of the same bits would read negative above 2^63).
+// JSON is its text. The original type is kept in the table's properties
+// (typeProp) and restored by Attach.
+var lakeTypes = map[string]string{
+	"UBIGINT":   "DECIMAL(20,0)",
+	"HUGEINT":   "DECIMAL(38,0)",
+	"UINTEGER":  "BIGINT",
+	"USMALLINT": "INTEGER",
+	"UTINYINT":  "INTEGER",
+	"SMALLINT":  "INTEGER",
+	"TINYINT":   "INTEGER",
+	"JSON":      "VARCHAR",
+}
+
+// typeProp prefixes the table property that keeps a column's DuckDB type
+// when the lake stores another (lakeTypes).
+const typeProp = "evosignal.type."
+
+// columnsProp is the table property that keeps the database table's
+// columns and their DuckDB types, in order (JSON: [[name, type], …]):
+// what Attach makes of a table whose snapshot has no rows (iceberg-go
+// plans no file of zero records).
+const columnsProp = "evosignal.columns"
+
+// sealProp prefixes the snapshot summary property holding a shard's
+// watermark of the table: the end of the event rowids sealed (appended)
+// or the digest of what was sealed (replaced). Every commit carries every
+// shard's, copied from the snapshot it replaces.
+const sealProp = "evosignal.seal."
+
+// shardName is what a shard may be called: it names its data files.
+var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+
+// TableSeal is what one seal committed to one table.
+type TableSeal struct {
+	Table string
+	Rows  int64 // rows in the files added
+	Files int   // files added (replaced: the files of the shard's earlier seal were removed)
+}
+
+// beforeCommit, when set (by tests), runs after a seal has written its
+// Parquet files and before it commits any.
+var beforeCommit func()
+
+// Seal writes what db, the shard's DuckDB, holds and the lake does not yet
+// into the lake, and commits it: for each table, the rows of the events
+// sealed since the shard's last seal, or the shard's stored facts when they
+// changed. A table with nothing new gets no commit. All files are written
+// from one read transaction of db (one consistent state), then committed
+// table by table; a seal stopped before a table's commit leaves that
+// table's snapshot as it was (its files are orphans, never referenced), and
+// the next seal writes them anew. Seal returns the tables it committed to.
+func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal, error) {
+	if !shardName.MatchString(shard) {
+		return nil, fmt.Errorf("lake: shard %q: want letters, digits, '_', '.', '-'", shard)
+	}
+	mu := l.mutex()
+	mu.Lock()
+	defer mu.Unlock()
+
+	marks := map[string]string{}
+	exists := map[string]bool{}
+	for _, t := range tables {
+		tbl, err := l.cat.LoadTable(ctx, ident(t.name))
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lake: %s: %w", t.name, err)
+		}
+		exists[t.name] = true
+		marks[t.name] = watermarks(tbl)[shard]
+	}
+
+	written, err := l.write(ctx, db, shard, marks, exists)
+	if err != nil {
+		return nil, err
+	}
+	if beforeCommit != nil {
+		beforeCommit()
+	}
+	var done []TableSeal
+	for _, w := range written {
+		if err := ctx.Err(); err != nil {
+			return done, fmt.Errorf("lake: seal %s: %w", shard, err)
+		}
+		if err := l.commit(ctx, shard, w); err != nil {
+			return done, fmt.Errorf("lake: seal %s into %s: %w", shard, w.table.name, err)
+		}
+		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows, Files: 1})
+	}
+	return done, nil
+}
+
+// written is a table's Parquet file of one seal, not committed yet.
+type written struct {
+	table      sealedTable
+	path       string
+	rows       int64
+	from, mark string            // the shard's watermark it was written from, and the one it reaches
+	types      map[string]string // column → DuckDB type, of the columns stored as another
+	columns    [][2]string       // the database table's columns: name, DuckDB type
+	create     bool              // the lake has no such table yet
+}
+
+// write writes, in one transaction of db (reading only), the Parquet file of each
+// table with something new since marks (the shard's watermarks).
+func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[string]string, exists map[string]bool) ([]written, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %w", err)
+	}
+	defer c.Close()
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %w", err)
+	}
+	defer tx.Rollback()
+
+	var hi int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid) + 1, 0) FROM events`).Scan(&hi); err != nil {
+		return nil, fmt.Errorf("lake: events: %w", err)
+	}
+	seal := uuid.NewString()
+	var out []written
+	for _, t := range tables {
+		w := written{table: t, from: marks[t.name], create: !exists[t.name]}
+		q := t.rows
+		switch t.mode {
+		case appended:
+			lo := int64(0)
+			if w.from != "" {
+				if lo, err = strconv.ParseInt(w.from, 10, 64); err != nil {
+					return nil, fmt.Errorf("lake: %s: shard %s's watermark %q: %w", t.name, shard, w.from, err)
+				}
+			}
+			if lo > hi {
+				return nil, fmt.Errorf("lake: %s: shard %s sealed events up to rowid %d, its database has %d: another database under the same shard name?", t.name, shard, lo, hi)
+			}
+			w.mark = strconv.FormatInt(hi, 10)
+			q = strings.NewReplacer("$lo", strconv.FormatInt(lo, 10), "$hi", w.mark).Replace(q)
+		case replaced:
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) || ':' || coalesce(sum(hash(t)), 0) FROM `+t.name+` t`).Scan(&w.mark); err != nil {
+				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
+			}
+		}
+		if w.mark == w.from && !w.create {
+			continue
+		}
+		sel, cols, types, err := lakeSelect(ctx, tx, t.name)
+		if err != nil {
+			return nil, err
+		}
+		w.types, w.columns = types, cols
+		dir := l.dataDir(t.name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("lake: %w", err)
+		}
+		w.path = filepath.Join(dir, shard+"-"+seal+".parquet")
+		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO '`+strings.ReplaceAll(w.path, "'", "''")+`' (FORMAT parquet)`)
+		if err != nil {
+			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
+		}
+		if w.rows, err = res.RowsAffected(); err != nil {
+			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+// dataDir is where the data files of the lake's table are.
+func (l *Lake) dataDir(name string) string {
+	return filepath.Join(l.warehouse, namespace+".db", name, "data")
+}
+
+// lakeSelect returns the select list that turns the columns of the
+// database's table into types Iceberg holds (lakeTypes), the table's
+// columns with their DuckDB types, and the DuckDB types of the columns it
+// converts.
+func lakeSelect(ctx context.Context, tx *sql.Tx, name string) (string, [][2]string, map[string]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT column_name, data_type FROM information_schema.columns
+		WHERE table_schema = 'main' AND table_name = $1 ORDER BY ordinal_position`, name)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("lake: columns of %s: %w", name, err)
+	}
+	defer rows.Close()
+	var cols []string
+	var all [][2]string
+	types := map[string]string{}
+	for rows.Next() {
+		var col, typ string
+		if err := rows.Scan(&col, &typ); err != nil {
+			return "", nil, nil, fmt.Errorf("lake: columns of %s: %w", name, err)
+		}
+		all = append(all, [2]string{col, typ})
+		if to, ok := lakeTypes[typ]; ok {
+			types[col] = typ
+			cols = append(cols, fmt.Sprintf("CAST(%s AS %s) AS %s", quote(col), to, quote(col)))
+			continue
+		}
+		cols = append(cols, quote(col))
+	}
+	if err := rows.Err(); err != nil {
+		return "", nil, nil, fmt.Errorf("lake: columns of %s: %w", name, err)
+	}
+	if len(cols) == 0 {
+		return "", nil, nil, fmt.Errorf("lake: the database has no table %s", name)
+	}
+	return strings.Join(cols, ", "), all, types, nil
+}
+
+// quote quotes a DuckDB identifier.
+func quote(id string) string { return `"` + strings.ReplaceAll(id, `"`, `""`) + `"` }
+
+// watermarks returns every shard's watermark of the table's current
+// snapshot, by shard.
+func watermarks(tbl *table.Table) map[string]string {
+	out := map[string]string{}
+	s := tbl.CurrentSnapshot()
+	if s == nil || s.Summary == nil {
+		return out
+	}
+	for k, v := range s.Summary.Properties {
+		if shard, ok := strings.CutPrefix(k, sealProp); ok {
+			out[shard] = v
+		}
+	}
+	return out
+}
+
+// maxCommitTries bounds the commits of one file tried against a table
+// another process committed to meanwhile.
+const maxCommitTries = 50
+
+// commit commits w's file to its table, creating the table first if the
+// lake has none. The commit requires the snapshot it was planned on (no
+// replay onto another: the watermarks it records are that snapshot's); when
+// another process committed first, it reloads the table and tries again
+// with the same file. A commit whose watermark the table already shows
+// (an earlier try that committed but did not hear so) is not made twice.
+func (l *Lake) commit(ctx context.Context, shard string, w written) error {
+	if w.create {
+		if err := l.create(ctx, w); err != nil {
+			return err
+		}
+	}
+	loc := "file://" + filepath.ToSlash(w.path)
+	for try := 1; ; try++ {
+		tbl, err := l.cat.LoadTable(ctx, ident(w.table.name))
+		if err != nil {
+			return err
+		}
+		marks := watermarks(tbl)
+		switch got := marks[shard]; {
+		case got == w.mark && tbl.CurrentSnapshot() != nil:
+			return nil // committed already
+		case got != w.from:
+			return fmt.Errorf("shard %s's watermark moved from %q to %q while it sealed: is another process sealing it?", shard, w.from, got)
+		}
+		props := iceberg.Properties{}
+		for s, m := range marks {
+			props[sealProp+s] = m
+		}
+		props[sealProp+shard] = w.mark
+		tx := tbl.NewTransaction()
+		if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
+			return err
+		}
+		switch {
+		case w.table.mode == replaced && tbl.CurrentSnapshot() != nil:
+			old, err := shardFiles(ctx, tbl, shard)
+			if err != nil {
+				return err
+			}
+			if len(old) == 0 {
+				err = tx.AddFiles(ctx, []string{loc}, props, false)
+			} else {
+				err = tx.ReplaceDataFiles(ctx, old, []string{loc}, props)
+			}
+			if err != nil {
+				return err
+			}
+		default:
+			if err := tx.AddFiles(ctx, []string{loc}, props, false); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Commit(ctx)
+		if err == nil || !conflict(err) || try == maxCommitTries {
+			return err
+		}
+		// Another process committed to the table since it was loaded: let
+		// it get ahead before loading the table again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(1+rand.IntN(20*try)) * time.Millisecond):
+		}
+	}
+}
+
+// conflict tells whether a commit failed because another committed to the
+// table first, and nothing of it was committed. iceberg-go's SQL catalog
+// wraps table.ErrCommitFailed only when the catalog row moved under the
+// commit; the requirement it checks first fails with a bare error
+// ("requirement failed: branch "main" has changed: expected id …, found
+// …", or "… was created concurrently" when both commit a table's first
+// snapshot).
+func conflict(err error) bool {
+	if errors.Is(err, table.ErrCommitFailed) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "requirement failed: branch \""+table.MainBranch+"\" has changed") ||
+		strings.Contains(msg, "requirement failed: branch \""+table.MainBranch+"\" was created concurrently")
+}
+
+// shardFiles returns the data files of the table's current snapshot that
+// the shard wrote (their names begin with the shard's).
+func shardFiles(ctx context.Context, tbl *table.Table, shard string) ([]string, error) {
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, t := range tasks {
+		p := t.File.FilePath()
+		if strings.HasPrefix(filepath.Base(p), shard+"-") && len(filepath.Base(p)) == len(shard)+len("-")+36+len(".parquet") {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// create creates the lake's table of w, its schema that of w's file and
+// the DuckDB types of its converted columns in its properties. A table
+// another process created meanwhile is fine.
+func (l *Lake) create(ctx context.Context, w written) error {
+	f, err := file.OpenParquetFile(w.path, false)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return err
+	}
+	asc, err := r.Schema()
+	if err != nil {
+		return err
+	}
+	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(asc, false)
+	if err != nil {
+		return err
+	}
+	cols, err := json.Marshal(w.columns)
+	if err != nil {
+		return err
+	}
+	props := iceberg.Properties{columnsProp: string(cols)}
+	for col, typ := range w.types {
+		props[typeProp+col] = typ
+	}
+	_, err = l.cat.CreateTable(ctx, ident(w.table.name), sc, catalog.WithProperties(maps.Clone(props)))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) {
+		return nil
+	}
+	return err
+}
