@@ -166,7 +166,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 		errs = append(errs, errors.New("-allow-dead-letters goes with -file"))
 	}
 	if o.lake != "" && o.file == "" {
-		errs = append(errs, errors.New("-lake goes with -file"))
+		errs = append(errs, errors.New("-lake goes with -file: a running NATS ingester does not seal into a lake yet (docs/scale.md); load with -file F -lake DIR"))
 	}
 	if o.shard != "" && o.lake == "" {
 		errs = append(errs, errors.New("-shard goes with -lake"))
