@@ -26,6 +26,7 @@ type traceBuf struct {
 	ids   map[string]bool
 	bytes int64         // the spans' size
 	last  time.Time     // when its last span arrived
+	first time.Time     // when its earliest span started
 	agent bool          // has a mappable span (an agent, workflow, model, tool or plan span)
 	root  bool          // has a span without parent
 	idle  *list.Element // in pending.idle
@@ -101,6 +102,9 @@ func (p *pending) add(b *traceBuf, s *span, now time.Time) bool {
 	p.bytes += n
 	p.spans++
 	b.root = b.root || s.parent == ""
+	if b.first.IsZero() || s.start.Before(b.first) {
+		b.first = s.start
+	}
 	if s.kind.mappable() {
 		b.agent = true
 		if b.aged == nil {
@@ -124,17 +128,6 @@ func (p *pending) addLog(b *traceBuf, r *logRec, now time.Time) bool {
 	p.bytes += n
 	p.spans++
 	return true
-}
-
-// first is when b's earliest span started.
-func (b *traceBuf) first() time.Time {
-	var t time.Time
-	for _, s := range b.spans {
-		if t.IsZero() || s.start.Before(t) {
-			t = s.start
-		}
-	}
-	return t
 }
 
 // complete reports whether b can be mapped now: its root span arrived,

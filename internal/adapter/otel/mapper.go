@@ -242,7 +242,8 @@ type Consumed struct {
 
 // Consume takes the spans of td, received at now. A trace it makes
 // complete (docs/otel.md, "Order and completeness") is mapped at once when
-// Config.Settle is 0, else it settles (Consumed.Settling); a trace whose
+// it came whole in td or Config.Settle is 0, else it settles
+// (Consumed.Settling) and Sweep maps it; a trace whose
 // root span arrived without any GenAI span is dropped (Stats.Unmapped). An
 // error comes from the sink, and the traces not mapped because of it stay
 // pending.
@@ -419,7 +420,7 @@ func (m *Mapper) Flush(ctx context.Context) error {
 		m.stats.Unmapped++
 	}
 	// In the order the runs started: a conversation's traces map in turn.
-	slices.SortStableFunc(ready, func(a, b *traceBuf) int { return a.first().Compare(b.first()) })
+	slices.SortStableFunc(ready, func(a, b *traceBuf) int { return a.first.Compare(b.first) })
 	err := m.mapTraces(ctx, ready, true)
 	if err != nil && ctx.Err() != nil {
 		n := 0
