@@ -144,24 +144,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var c otelad.Consumed
 	if logs {
 		req := plogotlp.NewExportRequest()
-		if ct == typeJSON {
-			err = req.UnmarshalJSON(body)
-		} else {
-			err = req.UnmarshalProto(body)
-		}
-		if err != nil {
+		if err := unmarshal(req, ct, body); err != nil {
 			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s logs body: %w", ct, err))
 			return
 		}
 		c, err = h.m.ConsumeLogs(r.Context(), req.Logs(), h.now())
 	} else {
 		req := ptraceotlp.NewExportRequest()
-		if ct == typeJSON {
-			err = req.UnmarshalJSON(body)
-		} else {
-			err = req.UnmarshalProto(body)
-		}
-		if err != nil {
+		if err := unmarshal(req, ct, body); err != nil {
 			h.fail(w, ct, http.StatusBadRequest, fmt.Errorf("decode %s body: %w", ct, err))
 			return
 		}
@@ -179,10 +169,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, ct, http.StatusServiceUnavailable, fmt.Errorf("deliver events: %w", err))
 		return
 	}
-	var resp interface {
-		MarshalJSON() ([]byte, error)
-		MarshalProto() ([]byte, error)
-	}
+	var resp message
 	if logs {
 		resp = plogotlp.NewExportResponse()
 	} else {
@@ -193,12 +180,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		resp = tr
 	}
-	var b []byte
-	if ct == typeJSON {
-		b, err = resp.MarshalJSON()
-	} else {
-		b, err = resp.MarshalProto()
-	}
+	b, err := marshal(resp, ct)
 	if err != nil {
 		h.fail(w, ct, http.StatusInternalServerError, fmt.Errorf("encode response: %w", err))
 		return
@@ -206,6 +188,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(http.StatusOK)
 	w.Write(b)
+}
+
+// message is an OTLP export request or response of pdata.
+type message interface {
+	MarshalJSON() ([]byte, error)
+	MarshalProto() ([]byte, error)
+}
+
+// unmarshal decodes body of content type ct into req.
+func unmarshal(req interface {
+	UnmarshalJSON([]byte) error
+	UnmarshalProto([]byte) error
+}, ct string, body []byte) error {
+	if ct == typeJSON {
+		return req.UnmarshalJSON(body)
+	}
+	return req.UnmarshalProto(body)
+}
+
+// marshal encodes m in content type ct.
+func marshal(m message, ct string) ([]byte, error) {
+	if ct == typeJSON {
+		return m.MarshalJSON()
+	}
+	return m.MarshalProto()
 }
 
 // notOTLP is the error of a JSON body that is no export request of the

@@ -275,29 +275,32 @@ type Model struct {
 	Duration              time.Duration
 }
 
-// usage is a request's model calls summed.
+// usage is a request's model calls summed; a count is known once a call
+// reported it.
 type usage struct {
-	calls                 int64
-	input, output, cached *int64
-	ms                    int64
+	calls, ms             int64
+	input, output, cached count
 }
 
-func addCount(sum **int64, n *int64) {
-	if n == nil {
-		return
-	}
-	if *sum == nil {
-		*sum = new(int64)
-	}
-	**sum += *n
+// count is a token count summed over the calls that reported it.
+type count struct {
+	n     int64
+	known bool
 }
 
-func copied(n *int64) *int64 {
-	if n == nil {
+func (c *count) add(n *int64) {
+	if n != nil {
+		c.n, c.known = c.n+*n, true
+	}
+}
+
+// ptr is the count for the contract: nil when no call reported it.
+func (c count) ptr() *int64 {
+	if !c.known {
 		return nil
 	}
-	v := *n
-	return &v
+	n := c.n
+	return &n
 }
 
 // Model counts one model call of the request in force: an iteration
@@ -305,9 +308,9 @@ func copied(n *int64) *int64 {
 func (s *Session) Model(m Model) {
 	s.iterations++
 	s.usage.calls++
-	addCount(&s.usage.input, m.Input)
-	addCount(&s.usage.output, m.Output)
-	addCount(&s.usage.cached, m.Cached)
+	s.usage.input.add(m.Input)
+	s.usage.output.add(m.Output)
+	s.usage.cached.add(m.Cached)
 	s.usage.ms += max(m.Duration.Milliseconds(), 0)
 }
 
@@ -738,8 +741,8 @@ func (s *Session) ended(ctx context.Context, at At, outcome events.Outcome) erro
 		Iterations: s.iterations, DurationMS: max(at.Time.Sub(s.startAt).Milliseconds(), 0),
 	}
 	if u := s.usage; u.calls > 0 {
-		d.Usage = &events.Usage{ModelCalls: u.calls, InputTokens: copied(u.input), OutputTokens: copied(u.output),
-			CachedInputTokens: copied(u.cached), ModelMS: u.ms}
+		d.Usage = &events.Usage{ModelCalls: u.calls, InputTokens: u.input.ptr(), OutputTokens: u.output.ptr(),
+			CachedInputTokens: u.cached.ptr(), ModelMS: u.ms}
 	}
 	return s.emit(ctx, at, "", events.SessionEnded, d)
 }
