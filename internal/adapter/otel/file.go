@@ -127,7 +127,7 @@ const (
 func SignalOf(raw []byte) (signal, what string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
-		return "", "a JSON " + jsonKind(raw)
+		return "", "a JSON " + records.JSONKind(raw)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
@@ -165,19 +165,4 @@ func hasAny(m map[string]json.RawMessage, keys ...string) bool {
 		}
 	}
 	return false
-}
-
-func jsonKind(raw []byte) string {
-	if len(raw) == 0 {
-		return "empty value"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }

@@ -1,7 +1,6 @@
 package skilllite
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -39,7 +39,7 @@ func (o object) at(key string) string {
 // get returns member key unless it is absent or null.
 func (o object) get(key string) (json.RawMessage, bool) {
 	raw, ok := o.m[key]
-	if !ok || jsonKind(raw) == "null" {
+	if !ok || records.JSONKind(raw) == "null" {
 		return nil, false
 	}
 	return raw, true
@@ -51,8 +51,8 @@ func (o object) str(key string) (string, bool, error) {
 		return "", false, nil
 	}
 	var s string
-	if jsonKind(raw) != "string" || json.Unmarshal(raw, &s) != nil {
-		return "", false, fmt.Errorf("%s: want a string, got %s", o.at(key), jsonKind(raw))
+	if records.JSONKind(raw) != "string" || json.Unmarshal(raw, &s) != nil {
+		return "", false, fmt.Errorf("%s: want a string, got %s", o.at(key), records.JSONKind(raw))
 	}
 	return s, true, nil
 }
@@ -77,7 +77,7 @@ func (o object) text(keys ...string) string {
 			continue
 		}
 		var s string
-		if jsonKind(raw) == "string" && json.Unmarshal(raw, &s) == nil {
+		if records.JSONKind(raw) == "string" && json.Unmarshal(raw, &s) == nil {
 			return s
 		}
 		return string(raw)
@@ -96,7 +96,7 @@ func (o object) boolean(key string) (bool, bool, error) {
 	case "false":
 		return false, true, nil
 	}
-	return false, false, fmt.Errorf("%s: want a boolean, got %s", o.at(key), jsonKind(raw))
+	return false, false, fmt.Errorf("%s: want a boolean, got %s", o.at(key), records.JSONKind(raw))
 }
 
 func (o object) obj(key string) (object, bool, error) {
@@ -104,8 +104,8 @@ func (o object) obj(key string) (object, bool, error) {
 	if !ok {
 		return object{path: o.at(key)}, false, nil
 	}
-	if jsonKind(raw) != "object" {
-		return object{}, false, fmt.Errorf("%s: want an object, got %s", o.at(key), jsonKind(raw))
+	if records.JSONKind(raw) != "object" {
+		return object{}, false, fmt.Errorf("%s: want an object, got %s", o.at(key), records.JSONKind(raw))
 	}
 	obj, err := parseObject(raw, o.at(key))
 	return obj, err == nil, err
@@ -122,7 +122,7 @@ func (o object) integer(key string, min int64) (int64, bool, error) {
 		return 0, false, nil
 	}
 	bad := fmt.Errorf("%s: want an integer ≥ %d, got %s", o.at(key), min, abbrev(raw))
-	if jsonKind(raw) != "number" {
+	if records.JSONKind(raw) != "number" {
 		return 0, false, bad
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
@@ -149,15 +149,15 @@ func (o object) tasks(key string) ([]events.Task, error) {
 		return nil, fmt.Errorf("%s: missing", o.at(key))
 	}
 	var elems []json.RawMessage
-	if jsonKind(raw) != "array" || json.Unmarshal(raw, &elems) != nil {
-		return nil, fmt.Errorf("%s: want an array, got %s", o.at(key), jsonKind(raw))
+	if records.JSONKind(raw) != "array" || json.Unmarshal(raw, &elems) != nil {
+		return nil, fmt.Errorf("%s: want an array, got %s", o.at(key), records.JSONKind(raw))
 	}
 	tasks := make([]events.Task, 0, len(elems))
 	seen := make(map[int64]bool, len(elems))
 	for i, e := range elems {
 		path := fmt.Sprintf("%s[%d]", o.at(key), i)
-		if jsonKind(e) != "object" {
-			return nil, fmt.Errorf("%s: want an object, got %s", path, jsonKind(e))
+		if records.JSONKind(e) != "object" {
+			return nil, fmt.Errorf("%s: want an object, got %s", path, records.JSONKind(e))
 		}
 		t, err := parseObject(e, path)
 		if err != nil {
@@ -199,7 +199,7 @@ func (o object) timestamp() (time.Time, error) {
 			continue
 		}
 		var at time.Time
-		switch jsonKind(raw) {
+		switch records.JSONKind(raw) {
 		case "string":
 			s, _, _ := o.str(k)
 			t, err := time.Parse(time.RFC3339Nano, s)
@@ -218,7 +218,7 @@ func (o object) timestamp() (time.Time, error) {
 			sec, frac := math.Modf(f)
 			at = time.Unix(int64(sec), int64(frac*1e9))
 		default:
-			return time.Time{}, fmt.Errorf("%s: want a string or a number, got %s", k, jsonKind(raw))
+			return time.Time{}, fmt.Errorf("%s: want a string or a number, got %s", k, records.JSONKind(raw))
 		}
 		if y := at.UTC().Year(); y < 1 || y > 9999 {
 			return time.Time{}, fmt.Errorf("%s: year %d out of range", k, y)
@@ -226,27 +226,6 @@ func (o object) timestamp() (time.Time, error) {
 		return at, nil
 	}
 	return time.Time{}, nil
-}
-
-// jsonKind names the kind of a valid JSON value by its first byte.
-func jsonKind(raw []byte) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
 }
 
 // abbrev shows a JSON value in an error message, cut to 40 bytes.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/adapter/records"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -128,7 +129,7 @@ func parseLine(raw []byte) (rpcLine, error) {
 		}
 		return rpcLine{}, fmt.Errorf("not JSON: %w", err)
 	}
-	if k := jsonKind(raw); k != "object" {
+	if k := records.JSONKind(raw); k != "object" {
 		return rpcLine{}, fmt.Errorf("want a JSON object, got %s", k)
 	}
 	var m map[string]json.RawMessage
@@ -263,7 +264,7 @@ func (l *rpcLine) parseToolCall(data object) error {
 		if !ok {
 			continue
 		}
-		switch jsonKind(raw) {
+		switch records.JSONKind(raw) {
 		case "object":
 			l.call.args, _ = parseObject(raw, data.at(k))
 			l.call.raw = string(raw)
@@ -277,7 +278,7 @@ func (l *rpcLine) parseToolCall(data object) error {
 				l.call.raw = s
 			}
 		default:
-			return fmt.Errorf("%s: want an object or a string, got %s", data.at(k), jsonKind(raw))
+			return fmt.Errorf("%s: want an object or a string, got %s", data.at(k), records.JSONKind(raw))
 		}
 		return nil
 	}
@@ -312,7 +313,7 @@ func (l *rpcLine) parseToolResult(data object) error {
 	errText := data.text("error")
 	if !flagged {
 		raw, ok := data.get("error")
-		l.res.isError = ok && (jsonKind(raw) == "object" || jsonKind(raw) == "string" && errText != "")
+		l.res.isError = ok && (records.JSONKind(raw) == "object" || records.JSONKind(raw) == "string" && errText != "")
 	}
 	if l.res.isError && l.res.text == "" {
 		l.res.text = errText
