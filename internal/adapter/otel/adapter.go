@@ -59,12 +59,32 @@ type translation struct {
 }
 
 // Read maps the whole input: at its end every trace with a GenAI span is
-// mapped, so Close has nothing left to do.
+// mapped, so Close has nothing left to do. OTLP that made no event is an
+// error that says why: spans of no GenAI convention (an HTTP server's
+// traces), or log records without the spans they belong to.
 func (t *translation) Read(ctx context.Context, in io.Reader) error {
-	return ReadJSON(ctx, in, t.env.MaxRecord, t.m, func(e *LineError) {
+	err := ReadJSON(ctx, in, t.env.MaxRecord, t.m, func(e *LineError) {
 		t.malformed++
 		t.env.Log.Warn("malformed line skipped", "line", e.Line, "err", e.Err)
 	})
+	if err != nil {
+		return err
+	}
+	return noEvents(t.m.Stats())
+}
+
+// noEvents is the error of an OTLP input of valid records that made no
+// event, nil when it made some or held no record.
+func noEvents(s Stats) error {
+	switch {
+	case s.Events > 0:
+		return nil
+	case s.Spans > s.Rejected:
+		return fmt.Errorf("no events: %d spans in %d traces, none of them an agent, workflow, model, tool or plan span of a convention evosignal reads (docs/otel.md, \"The mapping\"); are these an agent's traces?", s.Spans, s.Unmapped)
+	case s.LogRecords > 0:
+		return fmt.Errorf("no events: %d log records and no spans; log records only join their run's spans: give its traces too (cat traces.jsonl logs.jsonl)", s.LogRecords)
+	}
+	return nil
 }
 
 func (t *translation) Close(context.Context) error { return nil }

@@ -306,6 +306,24 @@ func TestRunName(t *testing.T) {
 	adaptertest.CheckSessions(t, evs, adapter.DefaultSource("coder"))
 }
 
+// TestRunOTLPWithoutEvents: OTLP that makes no event is refused with the
+// reason: spans of no convention read (an HTTP server's trace), or log
+// records without their spans.
+func TestRunOTLPWithoutEvents(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"an HTTP trace", `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708","name":"GET /health","attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}}]}]}]}]}`,
+			"no events: 1 spans in 1 traces, none of them an agent, workflow, model, tool or plan span"},
+		{"logs alone", `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"traceId":"0102030405060708090a0b0c0d0e0f10","attributes":[{"key":"event.name","value":{"stringValue":"tool_result"}},{"key":"tool_use_id","value":{"stringValue":"t1"}}]}]}]}]}`,
+			"no events: 1 log records and no spans"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), []string{"-agent", "otel", "-out", "-"}, strings.NewReader(tc.in), &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || out.Len() != 0 {
+			t.Errorf("%s: %v, %d bytes out; want an error saying %q\n%s", tc.name, err, out.Len(), tc.want, errOut.String())
+		}
+	}
+}
+
 // TestRunRefusesUnusableInput: an input of which every record is malformed
 // for the adapter (another agent's records), or an empty one, is an error,
 // not an empty run.
