@@ -86,4 +86,3 @@ func TestReadJSONForms(t *testing.T) {
 		t.Errorf("a stray record after good ones: %v, skipped %q, same events %v", err, skipped, bytes.Equal(got, want))
 	}
 }
-
