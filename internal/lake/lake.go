@@ -77,7 +77,7 @@ type Lake struct {
 // by directory: iceberg-go cannot append to one table from several writers
 // at once (a second commit fails: "branch main has changed"). Commits of
 // other processes are serialised by the catalog's compare-and-swap and
-// retried (commitTable).
+// retried (commit).
 var commits sync.Map // absolute dir → *sync.Mutex
 
 // Open opens the lake in dir, creating the directory, the catalog and the

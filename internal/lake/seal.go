@@ -137,8 +137,7 @@ var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 // TableSeal is what one seal committed to one table.
 type TableSeal struct {
 	Table string
-	Rows  int64 // rows in the files added
-	Files int   // files added (replaced: the files of the shard's earlier seal were removed)
+	Rows int64 // rows in the file added (replaced: the shard's earlier file removed)
 }
 
 // beforeCommit, when set (by tests), runs after a seal has written its
@@ -161,8 +160,7 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 	mu.Lock()
 	defer mu.Unlock()
 
-	marks := map[string]string{}
-	exists := map[string]bool{}
+	marks := map[string]string{} // a table's key: the lake has it
 	for _, t := range tables {
 		tbl, err := l.cat.LoadTable(ctx, ident(t.name))
 		if errors.Is(err, catalog.ErrNoSuchTable) {
@@ -171,11 +169,10 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 		if err != nil {
 			return nil, fmt.Errorf("lake: %s: %w", t.name, err)
 		}
-		exists[t.name] = true
 		marks[t.name] = watermarks(tbl)[shard]
 	}
 
-	written, err := l.write(ctx, db, shard, marks, exists)
+	written, err := l.write(ctx, db, shard, marks)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +187,7 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 		if err := l.commit(ctx, shard, w); err != nil {
 			return done, fmt.Errorf("lake: seal %s into %s: %w", shard, w.table.name, err)
 		}
-		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows, Files: 1})
+		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows})
 	}
 	return done, nil
 }
@@ -208,7 +205,7 @@ type written struct {
 
 // write writes, in one transaction of db (reading only), the Parquet file of each
 // table with something new since marks (the shard's watermarks).
-func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[string]string, exists map[string]bool) ([]written, error) {
+func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[string]string) ([]written, error) {
 	c, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %w", err)
@@ -227,7 +224,8 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 	seal := uuid.NewString()
 	var out []written
 	for _, t := range tables {
-		w := written{table: t, from: marks[t.name], create: !exists[t.name]}
+		from, exists := marks[t.name]
+		w := written{table: t, from: from, create: !exists}
 		q := t.rows
 		switch t.mode {
 		case appended:
@@ -249,6 +247,18 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		}
 		if w.mark == w.from && !w.create {
 			continue
+		}
+		if t.mode == appended && !w.create {
+			// New events, none of them with a row here: no file, no
+			// commit; the table's watermark stays, and its next seal
+			// covers this range too.
+			var n int64
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (`+q+`)`).Scan(&n); err != nil {
+				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
+			}
+			if n == 0 {
+				continue
+			}
 		}
 		sel, cols, types, err := lakeSelect(ctx, tx, t.name)
 		if err != nil {
