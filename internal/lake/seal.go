@@ -137,7 +137,7 @@ var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 // TableSeal is what one seal committed to one table.
 type TableSeal struct {
 	Table string
-	Rows int64 // rows in the file added (replaced: the shard's earlier file removed)
+	Rows  int64 // rows in the file added (replaced: the shard's earlier file removed)
 }
 
 // beforeCommit, when set (by tests), runs after a seal has written its
