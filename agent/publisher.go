@@ -93,9 +93,12 @@ type Publisher struct {
 
 	mu     sync.Mutex
 	closed bool
-	errs   []error
-	idle   *sync.Cond // signalled when in-flight drops to zero
-	count  int        // events in flight
+	// lastSource and lastSubject: the source Send saw last and its
+	// subject, kept as events come in runs of one source.
+	lastSource, lastSubject string
+	errs                    []error
+	idle                    *sync.Cond // signalled when in-flight drops to zero
+	count                   int        // events in flight
 }
 
 type inflight struct {
@@ -155,9 +158,14 @@ func (p *Publisher) Send(ctx context.Context, e *events.Event) error {
 	}
 	p.count++
 	p.sending.Add(1)
+	if e.Source != p.lastSource || p.lastSubject == "" {
+		// Events come in runs of one source: its subject is kept.
+		p.lastSource, p.lastSubject = e.Source, p.Subject(e.Source)
+	}
+	subject := p.lastSubject
 	p.mu.Unlock()
 	defer p.sending.Done()
-	f := &inflight{subject: p.Subject(e.Source), body: body, id: e.ID, idHeader: []string{e.ID}, source: e.Source}
+	f := &inflight{subject: subject, body: body, id: e.ID, idHeader: []string{e.ID}, source: e.Source}
 	p.publish(f)
 	p.pending <- f
 	return nil
