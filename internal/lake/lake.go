@@ -73,6 +73,10 @@ type Lake struct {
 	cat       *sqlcat.Catalog
 }
 
+// CatalogFile is the SQLite catalog's file in a lake's directory: its
+// presence is what makes a directory a lake.
+const CatalogFile = "catalog.db"
+
 // commits serialises the commits of one process to the lakes it opened,
 // by directory: iceberg-go cannot append to one table from several writers
 // at once (a second commit fails: "branch main has changed"). Commits of
@@ -97,7 +101,7 @@ func Open(ctx context.Context, dir string) (*Lake, error) {
 	// deferred transaction that reads before it writes fails at once
 	// (SQLITE_BUSY) when another has written meanwhile, whatever the
 	// timeout.
-	dsn := "file:" + filepath.Join(abs, "catalog.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	dsn := "file:" + filepath.Join(abs, CatalogFile) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("lake: catalog: %w", err)

@@ -56,6 +56,23 @@ type ReadOptions struct {
 	TempDir string
 }
 
+// Apply sets o's memory limit and temporary directory on a DuckDB
+// connection through exec (a statement with one parameter, $1).
+func (o ReadOptions) Apply(ctx context.Context, exec func(ctx context.Context, stmt, value string) error) error {
+	for _, set := range []struct{ stmt, value, what string }{
+		{"SET GLOBAL memory_limit = $1", o.MemoryLimit, "memory limit"},
+		{"SET GLOBAL temp_directory = $1", o.TempDir, "temp directory"},
+	} {
+		if set.value == "" {
+			continue
+		}
+		if err := exec(ctx, set.stmt, set.value); err != nil {
+			return fmt.Errorf("%s %q: %w", set.what, set.value, err)
+		}
+	}
+	return nil
+}
+
 // OpenReadOnlyWith is OpenReadOnly with opts.
 func OpenReadOnlyWith(ctx context.Context, path string, opts ReadOptions) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
@@ -66,16 +83,11 @@ func OpenReadOnlyWith(ctx context.Context, path string, opts ReadOptions) (*sql.
 		return nil, err
 	}
 	conn, err := duckdb.NewConnector(path+"?access_mode=read_only", func(ex driver.ExecerContext) error {
-		for _, set := range []struct{ stmt, value, what string }{
-			{"SET GLOBAL memory_limit = $1", opts.MemoryLimit, "memory limit"},
-			{"SET GLOBAL temp_directory = $1", opts.TempDir, "temp directory"},
-		} {
-			if set.value == "" {
-				continue
-			}
-			if _, err := ex.ExecContext(ctx, set.stmt, []driver.NamedValue{{Ordinal: 1, Value: set.value}}); err != nil {
-				return fmt.Errorf("%s %q: %w", set.what, set.value, err)
-			}
+		if err := opts.Apply(ctx, func(ctx context.Context, stmt, value string) error {
+			_, err := ex.ExecContext(ctx, stmt, []driver.NamedValue{{Ordinal: 1, Value: value}})
+			return err
+		}); err != nil {
+			return err
 		}
 		for _, v := range views {
 			if _, err := ex.ExecContext(ctx, v.SQL, nil); err != nil {

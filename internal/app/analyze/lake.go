@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,6 +22,11 @@ const lakeFlagUsage = "read the current snapshot of the Iceberg lake in `dir` (i
 // and temporary directory apply to it.
 func openLake(ctx context.Context, dir string, o store.ReadOptions) (*sql.DB, error) {
 	lake.Writer = cli.Version("evosignal")
+	if _, err := os.Stat(filepath.Join(dir, lake.CatalogFile)); err != nil {
+		// Reading opens no new lake: a mistyped dir is an error, not an
+		// empty lake left behind.
+		return nil, fmt.Errorf("lake %s: no lake there (%w); ingest -file F -lake DIR makes one", dir, err)
+	}
 	l, err := lake.Open(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -30,18 +36,12 @@ func openLake(ctx context.Context, dir string, o store.ReadOptions) (*sql.DB, er
 	if err != nil {
 		return nil, err
 	}
-	var set []string
-	if o.MemoryLimit != "" {
-		set = append(set, "SET memory_limit = '"+strings.ReplaceAll(o.MemoryLimit, "'", "''")+"'")
-	}
-	if o.TempDir != "" {
-		set = append(set, "SET temp_directory = '"+strings.ReplaceAll(o.TempDir, "'", "''")+"'")
-	}
-	for _, s := range set {
-		if _, err := db.ExecContext(ctx, s); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("lake %s: %w", dir, err)
-		}
+	if err := o.Apply(ctx, func(ctx context.Context, stmt, value string) error {
+		_, err := db.ExecContext(ctx, stmt, value)
+		return err
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("lake %s: %w", dir, err)
 	}
 	if err := l.Attach(ctx, db); err != nil {
 		db.Close()

@@ -2,11 +2,13 @@ package analyze
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/evosignal/evosignal/internal/lake"
+	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
 )
@@ -59,14 +61,39 @@ func TestLakeSameAsOneDatabase(t *testing.T) {
 	}
 }
 
-// analyze sql over a lake is locked down as over a database: no file
-// outside the lake is read.
+// analyze sql over a lake is locked down as over a database: a file
+// function is refused by the guard, and the DuckDB under it reads no file
+// outside the lake's warehouse even when asked directly.
 func TestLakeSQLLockedDown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	sealShard(t, dir, "a", testdb.Files(t, testdb.SampleSessions(t)...)...)
+	outside := filepath.Join(t.TempDir(), "secret.csv")
+	if err := os.WriteFile(outside, []byte("a\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr strings.Builder
-	err := run(context.Background(), []string{"sql", "-lake", dir, "-format", "json", "SELECT * FROM read_text('/etc/hostname')"}, &stdout, &stderr)
-	if err == nil {
-		t.Fatalf("analyze sql -lake read a file outside the lake: %s", stdout.String())
+	err := run(context.Background(), []string{"sql", "-lake", dir, "-format", "json", "SELECT * FROM read_csv('" + outside + "')"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(stderr.String()+err.Error(), "read_csv") {
+		t.Errorf("analyze sql -lake of a file outside the lake: %v, %q, want the guard's refusal naming read_csv", err, stderr.String())
+	}
+
+	ctx := context.Background()
+	db, err := openLake(ctx, dir, store.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := allowLake(ctx, db, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlservice.Lockdown(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM read_csv('"+outside+"')").Scan(&n); err == nil {
+		t.Errorf("the locked-down lake database read %s", outside)
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&n); err != nil || n == 0 {
+		t.Errorf("the locked-down lake database: %d events (%v), want the lake's", n, err)
 	}
 }

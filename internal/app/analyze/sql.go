@@ -109,6 +109,10 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if o.list {
 		return listQueries(stdout)
 	}
+	if o.lake != "" && o.nats != "" {
+		fmt.Fprintln(stderr, "analyze sql: -lake and -nats exclude each other")
+		return errUsage
+	}
 	req, err := o.request(text)
 	if err != nil {
 		fmt.Fprintf(stderr, "analyze sql: %v\n", err)
