@@ -396,3 +396,61 @@ func TestMessagesRemovedBeforeIngestAreCounted(t *testing.T) {
 		t.Errorf("events = %d, want the %d messages left in the stream", n, want)
 	}
 }
+
+// TestPartitionIsReadWithoutReanchoring: a partition's consumer sees
+// stream sequences with gaps (the other partitions' messages) and must take
+// them as one delivery after another, not as lost deliveries: every
+// message of the partition stored, no re-anchoring.
+func TestPartitionIsReadWithoutReanchoring(t *testing.T) {
+	ctx := t.Context()
+	pc := pipeline.DefaultConfig()
+	pc.Server = bus.ServerConfig{Listen: "127.0.0.1:-1", StoreDir: t.TempDir()}
+	pc.DB = filepath.Join(t.TempDir(), "p1.duckdb")
+	pc.Stream.Partitions = 4
+	pc.Ingest.Partition = 1
+	pc.Ingest.FlushInterval = 20 * time.Millisecond
+	pc.Ingest.BatchSize = 50
+	p, err := pipeline.Start(ctx, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pub, err := agent.NewPublisher(p.JetStream(), agent.PublisherConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := synth.New(41, time.Date(2026, 11, 5, 0, 0, 0, 0, time.UTC))
+	for range 120 {
+		if _, err := gen.Session(ctx, pub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	info, err := p.Stream().Info(ctx, jetstream.WithSubjectFilter(bus.PartitionFilter(pc.Stream.Prefix, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want uint64
+	for _, n := range info.State.Subjects {
+		want += n
+	}
+	if want == 0 || want == info.State.Msgs {
+		t.Fatalf("partition 1 holds %d of %d messages: want some, not all", want, info.State.Msgs)
+	}
+	var got uint64
+	waitFor(t, "partition 1's messages to be stored", 30*time.Second, func() bool {
+		p.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&got)
+		return got >= want
+	})
+	if err := p.StopIngest(); err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("events = %d, want partition 1's %d messages", got, want)
+	}
+	if s := p.Ingester().Stats().Snapshot(); s.Reanchors != 0 || s.Skipped != 0 {
+		t.Errorf("re-anchors %d, skipped %d over %d messages; want 0 and 0", s.Reanchors, s.Skipped, want)
+	}
+}

@@ -203,6 +203,8 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 	r.seen = r.committed.Load()
 	r.limit = cfg.BatchSize
 	based := false // whether the first message after anchoring was seen
+	var delivered uint64 // the consumer sequence of the last message delivered
+	whole := cfg.Partitions == 0 || cfg.Partition < 0 // the consumer reads every subject of the stream
 	for {
 		var msg jetstream.Msg
 		if len(r.items) == 0 && r.inflight {
@@ -247,6 +249,18 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 		if err != nil {
 			return fmt.Errorf("message metadata: %w", err)
 		}
+		// The consumer numbers its deliveries 1, 2, … (a redelivery takes
+		// the next number too): a number skipped is a delivery lost (a
+		// server restart, a leader change), a number repeated a consumer
+		// whose state went back. Either way: commit what we have and start
+		// again right after it. Stream sequences cannot tell: on a
+		// partition's filtered consumer they skip by design.
+		d := meta.Sequence.Consumer
+		if delivered > 0 && d != delivered+1 {
+			r.in.log.Info("gap in delivery; re-anchoring", "consumer_seq_expected", delivered+1, "consumer_seq_got", d, "stream_seq", meta.Sequence.Stream)
+			return errReanchor
+		}
+		delivered = d
 		s := meta.Sequence.Stream
 		if s <= r.seen {
 			// A redelivery of a message already taken. Committed ones are
@@ -257,19 +271,13 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 			}
 			continue
 		}
-		if !based && s > r.seen+1 {
+		if !based && s > r.seen+1 && whole {
 			// The stream no longer holds seen+1 … s-1 (retention removed
 			// them, or they were deleted) before they were read: say so.
+			// (A partition's consumer sees only its own sequences.)
 			r.in.stats.skipped(s - r.seen - 1)
 			r.in.log.Warn("messages removed from the stream before they were ingested",
 				"first", r.seen+1, "last", s-1, "count", s-r.seen-1)
-		}
-		if based && s != r.seen+1 {
-			// Messages between were delivered and lost (a server restart) or
-			// deleted from the stream: commit what we have and start again
-			// right after it. A deleted range is then simply skipped.
-			r.in.log.Info("gap in delivery; re-anchoring", "expected", r.seen+1, "got", s)
-			return errReanchor
 		}
 		based = true
 		r.seen = s
