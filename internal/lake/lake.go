@@ -71,6 +71,7 @@ type Lake struct {
 	warehouse string
 	db        *sql.DB
 	cat       *sqlcat.Catalog
+	stage     string // where seals write their files first (StageIn); "": into the warehouse
 }
 
 // CatalogFile is the SQLite catalog's file in a lake's directory: its

@@ -421,3 +421,39 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 		t.Error("no events in the lake")
 	}
 }
+
+// sealRange: a database seals on by its own rowids, a replica by the
+// stream sequence of the one that sealed last, and two databases that do
+// not both read a stream never under one name.
+func TestSealRange(t *testing.T) {
+	me := dbState{identity: "db-a", hi: 500, seq: 9000}
+	for _, c := range []struct {
+		from, cond, err string
+	}{
+		{"", "rowid >= 0 AND rowid < 500", ""},
+		{"120", "rowid >= 120 AND rowid < 500", ""}, // a lake of the first seals
+		{"db-a:300:7000", "rowid >= 300 AND rowid < 500", ""},
+		{"db-b:280:7000", "stream_seq > 7000 AND rowid < 500", ""},
+		{"db-b:700:9000", "", ""}, // the other replica is as far: nothing
+		{"db-b:900:9500", "", ""}, // … or farther
+		{"db-a:600:9500", "", "another database under the same shard name"},
+		{"db-b:280:0", "", "two databases never seal under one shard name"},
+		{"db-b:280", "", "not IDENTITY:ROWID:SEQ"},
+	} {
+		cond, mark, err := sealRange("s", "events", c.from, me)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("from %q: error %v, want one saying %q", c.from, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("from %q: %v", c.from, err)
+		case cond != c.cond:
+			t.Errorf("from %q: condition %q, want %q", c.from, cond, c.cond)
+		case cond != "" && mark != "db-a:500:9000":
+			t.Errorf("from %q: mark %q, want db-a:500:9000", c.from, mark)
+		}
+	}
+	files := dbState{identity: "db-a", hi: 500}
+	if _, _, err := sealRange("s", "events", "db-b:280:7000", files); err == nil {
+		t.Error("a database of files took over a stream replica's shard")
+	}
+}

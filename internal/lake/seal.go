@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -53,13 +55,14 @@ const (
 type sealedTable struct {
 	name string
 	mode mode
-	// rows selects the rows of the events whose rowid is in
-	// [$lo, $hi) (appended), or every row (replaced).
+	// rows selects the rows of the events being sealed, $new
+	// (appended), or every row (replaced).
 	rows string
 }
 
-// newEvents selects the keys of the events being sealed.
-const newEvents = `(SELECT source, id, session FROM events WHERE rowid >= $lo AND rowid < $hi)`
+// newEvents selects the keys of the events being sealed: those $new
+// (a condition on events, sealRange's) selects.
+const newEvents = `(SELECT source, id, session FROM events WHERE $new)`
 
 // byEvent selects the rows of a typed table of one row per event.
 func byEvent(t string) string {
@@ -95,7 +98,7 @@ var tables = []sealedTable{
 	{"tool_calls", appended, byEvent("tool_calls")},
 	{"task_completions", appended, byEvent("task_completions")},
 	{"depth_limits", appended, byEvent("depth_limits")},
-	{"events", appended, `SELECT * FROM events WHERE rowid >= $lo AND rowid < $hi`},
+	{"events", appended, `SELECT * FROM events WHERE $new`},
 }
 
 // lakeTypes are the DuckDB types Iceberg has none for, and what a column
@@ -217,9 +220,15 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 	}
 	defer tx.Rollback()
 
-	var hi int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid) + 1, 0) FROM events`).Scan(&hi); err != nil {
+	var st dbState
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT id FROM database_identity), coalesce(max(rowid) + 1, 0), coalesce(max(stream_seq), 0) FROM events`).
+		Scan(&st.identity, &st.hi, &st.seq); err != nil {
 		return nil, fmt.Errorf("lake: events: %w", err)
+	}
+	// A replica behind the one that sealed the shard last seals nothing,
+	// not even its facts, which are of fewer events than the lake's.
+	if cond, _, err := sealRange(shard, "events", marks["events"], st); err != nil || cond == "" {
+		return nil, err
 	}
 	seal := uuid.NewString()
 	var out []written
@@ -229,17 +238,15 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		q := t.rows
 		switch t.mode {
 		case appended:
-			lo := int64(0)
-			if w.from != "" {
-				if lo, err = strconv.ParseInt(w.from, 10, 64); err != nil {
-					return nil, fmt.Errorf("lake: %s: shard %s's watermark %q: %w", t.name, shard, w.from, err)
-				}
+			cond, mark, err := sealRange(shard, t.name, from, st)
+			if err != nil {
+				return nil, err
 			}
-			if lo > hi {
-				return nil, fmt.Errorf("lake: %s: shard %s sealed events up to rowid %d, its database has %d: another database under the same shard name?", t.name, shard, lo, hi)
+			if cond == "" {
+				continue // this database is behind what the lake has of the shard
 			}
-			w.mark = strconv.FormatInt(hi, 10)
-			q = strings.NewReplacer("$lo", strconv.FormatInt(lo, 10), "$hi", w.mark).Replace(q)
+			w.mark = mark
+			q = strings.ReplaceAll(q, "$new", cond)
 		case replaced:
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) || ':' || coalesce(sum(hash(t)), 0) FROM `+t.name+` t`).Scan(&w.mark); err != nil {
 				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
@@ -270,16 +277,132 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 			return nil, fmt.Errorf("lake: %w", err)
 		}
 		w.path = filepath.Join(dir, shard+"-"+seal+".parquet")
-		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO '`+strings.ReplaceAll(w.path, "'", "''")+`' (FORMAT parquet)`)
+		to := w.path
+		if l.stage != "" {
+			to = filepath.Join(l.stage, t.name+"-"+filepath.Base(w.path))
+		}
+		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO '`+strings.ReplaceAll(to, "'", "''")+`' (FORMAT parquet)`)
 		if err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
 		if w.rows, err = res.RowsAffected(); err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
+		if to != w.path {
+			if err := move(to, w.path); err != nil {
+				return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
+			}
+		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// StageIn makes the seals write each Parquet file into dir first and move
+// it into the warehouse then: for a database whose external access is off
+// (sqlservice.Lockdown), which DuckDB lets write into its temp directory
+// only. The directory is created when missing.
+func (l *Lake) StageIn(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("lake: stage: %w", err)
+	}
+	l.stage = dir
+	return nil
+}
+
+// move moves the file from to to, copying it where a rename cannot (to
+// another file system).
+func move(from, to string) error {
+	err := os.Rename(from, to)
+	if err == nil {
+		return nil
+	}
+	var le *os.LinkError
+	if !errors.As(err, &le) || !errors.Is(le.Err, syscall.EXDEV) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		os.Remove(to)
+		return err
+	}
+	if err := errors.Join(dst.Sync(), dst.Close()); err != nil {
+		os.Remove(to)
+		return err
+	}
+	return os.Remove(from)
+}
+
+// dbState is what a seal reads of the shard's database first: its
+// identity, the end of its events' rowids and the highest stream sequence
+// it holds (0 for a database loaded from files only).
+type dbState struct {
+	identity string
+	hi       int64
+	seq      uint64
+}
+
+// A shard's watermark of an appended table is
+//
+//	IDENTITY:ROWID:SEQ
+//
+// the identity of the database that sealed it last, the end of the event
+// rowids it sealed, and the highest stream sequence among them. (A lake of
+// the first seals has the rowid alone: the database that sealed it is the
+// one sealing again.) Rowids are a database's own: the same database seals
+// on from its rowid. Replicas of one partition (ingesters of one stream
+// partition, each into its own database) hold the same events with the
+// same stream sequences but other rowids: a replica taking over the
+// shard's seals seals on from the stream sequence, once, and by rowid
+// after that.
+
+// sealRange returns the condition on events selecting what the shard's
+// database db holds past from, the shard's watermark of the table, and the
+// watermark the seal reaches. An empty condition: db is behind the lake
+// (a replica that has not caught up with the one that sealed last).
+func sealRange(shard, table, from string, db dbState) (cond, mark string, err error) {
+	mark = fmt.Sprintf("%s:%d:%d", db.identity, db.hi, db.seq)
+	var id string
+	var lo int64
+	var seq uint64
+	switch f := strings.Split(from, ":"); {
+	case from == "":
+	case len(f) == 1:
+		lo, err = strconv.ParseInt(f[0], 10, 64)
+		id = db.identity
+	case len(f) == 3:
+		id = f[0]
+		if lo, err = strconv.ParseInt(f[1], 10, 64); err == nil {
+			seq, err = strconv.ParseUint(f[2], 10, 64)
+		}
+	default:
+		err = errors.New("not IDENTITY:ROWID:SEQ")
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("lake: %s: shard %s's watermark %q: %w", table, shard, from, err)
+	}
+	if id == "" || id == db.identity {
+		if lo > db.hi {
+			return "", "", fmt.Errorf("lake: %s: shard %s sealed events up to rowid %d, its database has %d: another database under the same shard name?", table, shard, lo, db.hi)
+		}
+		return fmt.Sprintf("rowid >= %d AND rowid < %d", lo, db.hi), mark, nil
+	}
+	if seq == 0 || db.seq == 0 {
+		return "", "", fmt.Errorf("lake: %s: shard %s was sealed by database %s, this is database %s, and not both read a stream: two databases never seal under one shard name (replicas of one stream partition do; docs/scale.md)", table, shard, id, db.identity)
+	}
+	if db.seq <= seq {
+		return "", "", nil
+	}
+	return fmt.Sprintf("stream_seq > %d AND rowid < %d", seq, db.hi), mark, nil
 }
 
 // dataDir is where the data files of the lake's table are.

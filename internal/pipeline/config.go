@@ -61,8 +61,11 @@ type Config struct {
 	// are taken from OTLP and Stream, its DeadLetter is the ingester's.
 	OTLPReceiver otlpin.Config
 	// HTTP, when set, serves the ingester's /metrics and /healthz on this
-	// address.
+	// address (and POST /seal with a Lake).
 	HTTP string
+	// Lake, when set, seals the database into an Iceberg lake on an
+	// interval, on demand and on Close.
+	Lake *LakeConfig
 
 	// Log receives the pipeline's and the ingester's log lines; nil
 	// discards them.
@@ -117,6 +120,9 @@ func (c Config) Validate() error {
 	}
 	if c.OTLP != "" {
 		errs = append(errs, c.otlpConfig().Validate())
+	}
+	if c.Lake != nil && (c.Lake.Lake == nil || c.Lake.Shard == "") {
+		errs = append(errs, errors.New("pipeline: a lake needs the opened lake and the shard's name"))
 	}
 	return errors.Join(errs...)
 }

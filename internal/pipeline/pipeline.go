@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ type Pipeline struct {
 	qs     *sqlservice.Service // nil when none runs
 	http   *httpServer
 	otlp   *otlpin.Receiver // nil unless Config.OTLP
+	sealer *sealer          // nil unless Config.Lake
 
 	ran    bool // an ingester ran: the next Ingest starts a fresh one
 	closed bool
@@ -111,13 +113,27 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	if p.in, err = ingest.New(cfg.ingestConfig(), p.st, cfg.Log); err != nil {
 		return nil, err
 	}
+	if cfg.Lake != nil {
+		if err := p.startSealer(ctx); err != nil {
+			return nil, err
+		}
+	}
 	otlpMetrics := &otlpin.Metrics{}
 	if cfg.HTTP != "" {
 		var extra []prometheus.Collector
 		if cfg.OTLP != "" {
 			extra = otlpMetrics.Collectors()
 		}
-		if p.http, err = serveHTTP(cfg.HTTP, p.in.Handler(extra...), p.log); err != nil {
+		var h http.Handler
+		if p.sealer != nil {
+			mux := http.NewServeMux()
+			mux.Handle("/", p.in.Handler(append(extra, p.sealer.collectors()...)...))
+			mux.HandleFunc("POST /seal", p.sealer.handleSeal)
+			h = mux
+		} else {
+			h = p.in.Handler(extra...)
+		}
+		if p.http, err = serveHTTP(cfg.HTTP, h, p.log); err != nil {
 			return nil, err
 		}
 	}
@@ -246,6 +262,11 @@ func (p *Pipeline) Close() error {
 		p.otlp = nil
 	}
 	errs = append(errs, p.StopIngest())
+	if p.sealer != nil {
+		// What the last batches committed, before the store closes.
+		errs = append(errs, p.sealer.close())
+		p.sealer = nil
+	}
 	p.closed = true
 	if p.http != nil {
 		p.http.close()

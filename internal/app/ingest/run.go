@@ -36,6 +36,10 @@ stored exactly once; bad input is dead-lettered with its reason.
       partition 0 of the stream partitioned in 4, into its own database (docs/scale.md)
   %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
   %[1]s -file events.jsonl -lake lake   … then seal the database into the Iceberg lake in lake/ (analyze -lake reads it)
+  %[1]s -nats nats://host:4222 -partitions 4 -partition 0 -lake lake
+      … and seal it into the lake every -seal-every, on POST /seal (-http) and on stop
+  %[1]s -nats nats://host:4222 -partitions 4 -partition 0 -replica b -lake lake
+      a second replica of partition 0 (its own database and consumer): the lake gets its events once
   %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
@@ -45,6 +49,8 @@ type options struct {
 	file                string
 	allowDead           bool
 	lake, shard         string
+	sealEvery           time.Duration
+	replica             string
 	rebuild             bool
 	replay, dryRun      bool
 	taxonomy            string
@@ -66,8 +72,10 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.allowDead, "allow-dead-letters", false, "with -file: exit 0 even when lines were dead-lettered (they are stored in dead_letters either way)")
-	fs.StringVar(&o.lake, "lake", "", "with -file: then seal the database into the Iceberg lake in `dir` (created if missing; docs/scale.md, \"The lake\")")
-	fs.StringVar(&o.shard, "shard", "", "with -lake: this database's `name` in the lake (default: the -db file's name without its extension)")
+	fs.StringVar(&o.lake, "lake", "", "seal the database into the Iceberg lake in `dir` (created if missing; docs/scale.md, \"The lake\"): with -file once loaded, else every -seal-every, on POST /seal and on stop")
+	fs.StringVar(&o.shard, "shard", "", "with -lake: this database's `name` in the lake (default with -file: the -db file's name without its extension; else the stream's name, with -p<K> for a partition: replicas of a partition share it)")
+	fs.DurationVar(&o.sealEvery, "seal-every", time.Minute, "with -lake, reading NATS: seal this often (0: only on POST /seal and on stop)")
+	fs.StringVar(&o.replica, "replica", "", "another replica of the same stream or partition, `name`d: defaults -db and -consumer with -<name> (its own database and consumer; replicas share -shard and -query-subject, docs/scale.md)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "with -replay-dead-letters: print what a replay would do, and write nothing")
@@ -141,6 +149,15 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 			o.query.Subject = fmt.Sprintf("%s.p%d", o.query.Subject, k)
 		}
 	}
+	if o.replica != "" {
+		// Its own database and consumer, after the partition's.
+		if !set["db"] {
+			c.DB = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + "-" + o.replica + filepath.Ext(c.DB)
+		}
+		if !set["consumer"] {
+			c.Ingest.Durable += "-" + o.replica
+		}
+	}
 	if c.Server.StoreDir == "" {
 		c.Server.StoreDir = strings.TrimSuffix(c.DB, filepath.Ext(c.DB)) + ".jetstream"
 	}
@@ -165,14 +182,30 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	if o.allowDead && o.file == "" {
 		errs = append(errs, errors.New("-allow-dead-letters goes with -file"))
 	}
-	if o.lake != "" && o.file == "" {
-		errs = append(errs, errors.New("-lake goes with -file: a running NATS ingester does not seal into a lake yet (docs/scale.md); load with -file F -lake DIR"))
+	if o.lake != "" && (o.rebuild || o.replay) {
+		errs = append(errs, errors.New("-lake goes with -file or a NATS ingester, not with -rebuild or -replay-dead-letters"))
 	}
 	if o.shard != "" && o.lake == "" {
 		errs = append(errs, errors.New("-shard goes with -lake"))
 	}
+	if set["seal-every"] && (o.lake == "" || o.file != "") {
+		errs = append(errs, errors.New("-seal-every goes with -lake, reading NATS"))
+	}
+	if o.sealEvery < 0 {
+		errs = append(errs, errors.New("-seal-every must not be negative"))
+	}
+	if o.replica != "" && (o.file != "" || c.NATS.URL == "") {
+		errs = append(errs, errors.New("-replica goes with -nats: a replica reads the stream another ingester (or a cluster) serves"))
+	}
 	if o.lake != "" && o.shard == "" {
-		o.shard = strings.TrimSuffix(filepath.Base(c.DB), filepath.Ext(c.DB))
+		switch {
+		case o.file != "":
+			o.shard = strings.TrimSuffix(filepath.Base(c.DB), filepath.Ext(c.DB))
+		case c.Stream.Partitions > 0 && c.Ingest.Partition >= 0:
+			o.shard = fmt.Sprintf("%s-p%d", c.Stream.Name, c.Ingest.Partition)
+		default:
+			o.shard = c.Stream.Name
+		}
 	}
 	if o.dryRun && !o.replay {
 		errs = append(errs, errors.New("-dry-run goes with -replay-dead-letters"))
@@ -218,6 +251,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return lockHint(replayDeadLetters(ctx, o.cfg, o.dryRun, stdout), o.cfg.DB)
 	case o.file != "":
 		return loadFile(ctx, o, stdin, stdout, stderr, t0)
+	}
+	if o.lake != "" {
+		lake.Writer = cli.Version("evosignal")
+		l, err := lake.Open(ctx, o.lake)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		o.cfg.Lake = &pipeline.LakeConfig{Lake: l, Shard: o.shard, Every: o.sealEvery}
 	}
 	p, err := pipeline.Start(ctx, o.cfg)
 	if err != nil {
