@@ -202,8 +202,8 @@ func (r *natsRun) consume(ctx context.Context) (err error) {
 
 	r.seen = r.committed.Load()
 	r.limit = cfg.BatchSize
-	based := false // whether the first message after anchoring was seen
-	var delivered uint64 // the consumer sequence of the last message delivered
+	based := false                                    // whether the first message after anchoring was seen
+	var delivered uint64                              // the consumer sequence of the last message delivered
 	whole := cfg.Partitions == 0 || cfg.Partition < 0 // the consumer reads every subject of the stream
 	for {
 		var msg jetstream.Msg
