@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/evosignal/evosignal/queries"
 )
@@ -20,28 +24,41 @@ import (
 // facts_classifier, one row in a database, is one row per distinct
 // classifier over the shards.
 func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
+	seals, err := l.cat.LoadTable(ctx, ident(sealsTable))
+	if err != nil {
+		return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.dir, sealsTable, err)
+	}
+	complete := map[string]int64{} // shard → its last complete seal
+	for shard, m := range watermarks(seals) {
+		n, err := strconv.ParseInt(m, 10, 64)
+		if err != nil {
+			return fmt.Errorf("lake %s: %s: shard %s's watermark %q: %w", l.dir, sealsTable, shard, m, err)
+		}
+		complete[shard] = n
+	}
 	for _, t := range tables {
 		tbl, err := l.cat.LoadTable(ctx, ident(t.name))
 		if err != nil {
 			return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.dir, t.name, err)
 		}
-		tasks, err := tbl.Scan().PlanFiles(ctx)
+		paths, err := completeFiles(ctx, tbl, t.mode, complete)
 		if err != nil {
-			return fmt.Errorf("lake %s: plan %s: %w", l.dir, t.name, err)
+			return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
 		}
 		var files []string
-		for _, task := range tasks {
-			if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
-				return fmt.Errorf("lake %s: %s has delete files, which this evosignal does not write nor read", l.dir, t.name)
-			}
-			p, err := localPath(task.File.FilePath())
+		for _, p := range paths {
+			p, err := localPath(p)
 			if err != nil {
 				return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
 			}
 			files = append(files, "'"+strings.ReplaceAll(p, "'", "''")+"'")
 		}
+		name := t.name
+		if t.mode == marker {
+			name = "lake_seals"
+		}
 		if len(files) == 0 {
-			if err := emptyView(ctx, db, t.name, tbl.Properties()[columnsProp]); err != nil {
+			if err := emptyView(ctx, db, name, tbl.Properties()[columnsProp]); err != nil {
 				return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
 			}
 			continue
@@ -61,7 +78,7 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 		if t.name == "facts_classifier" {
 			sel = "DISTINCT " + sel
 		}
-		q := "CREATE OR REPLACE VIEW " + quote(t.name) + " AS SELECT " + sel + " FROM read_parquet([" + strings.Join(files, ", ") + "])"
+		q := "CREATE OR REPLACE VIEW " + quote(name) + " AS SELECT " + sel + " FROM read_parquet([" + strings.Join(files, ", ") + "])"
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("lake %s: view %s: %w", l.dir, t.name, err)
 		}
@@ -76,6 +93,53 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 		}
 	}
 	return nil
+}
+
+// completeFiles returns the data files of the table's current snapshot
+// that complete seals wrote: of each shard, the files of seals up to its
+// last complete one (complete). A seal stopped half-way has committed some
+// tables and not the seals table: its files are left out, and of a
+// replaced table, whose current snapshot no longer holds the shard's file
+// before it, that file is taken from the snapshot that did. The seal that
+// completes next takes the same number, and the files it leaves in place
+// are seen then.
+func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete map[string]int64) ([]string, error) {
+	var out []string
+	missing := map[string]bool{} // shards of a replaced table whose file is of a seal not complete
+	snap := tbl.CurrentSnapshot()
+	for first := true; snap != nil; first = false {
+		tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		for _, task := range tasks {
+			if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
+				return nil, errors.New("it has delete files, which this evosignal does not write nor read")
+			}
+			p := task.File.FilePath()
+			shard, no, ok := fileSeal(p)
+			if !ok {
+				if first {
+					out = append(out, p) // not an evosignal seal's: read as it is
+				}
+				continue
+			}
+			switch {
+			case first && no <= complete[shard]:
+				out = append(out, p)
+			case first && mode == replaced:
+				missing[shard] = true
+			case !first && missing[shard] && no <= complete[shard]:
+				out = append(out, p)
+				delete(missing, shard)
+			}
+		}
+		if len(missing) == 0 || snap.ParentSnapshotID == nil {
+			break
+		}
+		snap = tbl.SnapshotByID(*snap.ParentSnapshotID)
+	}
+	return out, nil
 }
 
 // localPath is the file a data file's location names in the file

@@ -49,6 +49,12 @@ const (
 	// append-only copy would keep stale rows. The facts are one row per
 	// session or per task, far fewer than the events.
 	replaced
+	// marker: the seals table, one row per seal that committed
+	// something, committed after every other table of the seal. Its
+	// watermark of a shard is the number of the shard's last complete
+	// seal: Attach reads no file of a seal after it (a seal stopped
+	// half-way is not seen, docs/scale.md).
+	marker
 )
 
 // sealedTable is a table of the database the lake holds.
@@ -99,6 +105,20 @@ var tables = []sealedTable{
 	{"task_completions", appended, byEvent("task_completions")},
 	{"depth_limits", appended, byEvent("depth_limits")},
 	{"events", appended, `SELECT * FROM events WHERE $new`},
+	{sealsTable, marker, ""},
+}
+
+// sealsTable is the lake's own table of the seals (mode marker); Attach
+// shows it as the view lake_seals.
+const sealsTable = "seals"
+
+// sealsColumns are the seals table's columns: the shard, the seal's number
+// (1, 2, … per shard; a seal retried after one that stopped half-way takes
+// the same number), its id (in its files' names), when it committed, the
+// events it added, and the database it sealed.
+var sealsColumns = [][2]string{
+	{"shard", "VARCHAR"}, {"seal", "BIGINT"}, {"seal_id", "VARCHAR"},
+	{"sealed_at", "TIMESTAMP WITH TIME ZONE"}, {"events", "BIGINT"}, {"database", "VARCHAR"},
 }
 
 // lakeTypes are the DuckDB types Iceberg has none for, and what a column
@@ -144,8 +164,11 @@ type TableSeal struct {
 }
 
 // beforeCommit, when set (by tests), runs after a seal has written its
-// Parquet files and before it commits any.
-var beforeCommit func()
+// Parquet files and before it commits any; afterCommit after each commit.
+var (
+	beforeCommit func()
+	afterCommit  func(table string)
+)
 
 // Seal writes what db, the shard's DuckDB, holds and the lake does not yet
 // into the lake, and commits it: for each table, the rows of the events
@@ -191,6 +214,9 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 			return done, fmt.Errorf("lake: seal %s into %s: %w", shard, w.table.name, err)
 		}
 		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows})
+		if afterCommit != nil {
+			afterCommit(w.table.name)
+		}
 	}
 	return done, nil
 }
@@ -231,7 +257,16 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		return nil, err
 	}
 	seal := uuid.NewString()
+	var no int64 // the seal's number: after the shard's last complete seal
+	if m := marks[sealsTable]; m != "" {
+		if no, err = strconv.ParseInt(m, 10, 64); err != nil {
+			return nil, fmt.Errorf("lake: %s: shard %s's watermark %q: %w", sealsTable, shard, m, err)
+		}
+	}
+	no++
+	file := fmt.Sprintf("%s-%d-%s.parquet", shard, no, seal)
 	var out []written
+	var events int64
 	for _, t := range tables {
 		from, exists := marks[t.name]
 		w := written{table: t, from: from, create: !exists}
@@ -251,6 +286,13 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) || ':' || coalesce(sum(hash(t)), 0) FROM `+t.name+` t`).Scan(&w.mark); err != nil {
 				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
 			}
+		case marker:
+			if len(out) == 0 {
+				return nil, nil // nothing new: no seal
+			}
+			w.mark = strconv.FormatInt(no, 10)
+			q = fmt.Sprintf(`SELECT %s AS shard, %d AS seal, %s AS seal_id, now() AS sealed_at, %d AS events, %s AS database`,
+				literal(shard), no, literal(seal), events, literal(st.identity))
 		}
 		if w.mark == w.from && !w.create {
 			continue
@@ -267,16 +309,18 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 				continue
 			}
 		}
-		sel, cols, types, err := lakeSelect(ctx, tx, t.name)
-		if err != nil {
-			return nil, err
+		sel, cols, types := "*", sealsColumns, map[string]string{}
+		if t.mode != marker {
+			if sel, cols, types, err = lakeSelect(ctx, tx, t.name); err != nil {
+				return nil, err
+			}
 		}
 		w.types, w.columns = types, cols
 		dir := l.dataDir(t.name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("lake: %w", err)
 		}
-		w.path = filepath.Join(dir, shard+"-"+seal+".parquet")
+		w.path = filepath.Join(dir, file)
 		to := w.path
 		if l.stage != "" {
 			to = filepath.Join(l.stage, t.name+"-"+filepath.Base(w.path))
@@ -287,6 +331,9 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		}
 		if w.rows, err = res.RowsAffected(); err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
+		}
+		if t.name == "events" {
+			events = w.rows
 		}
 		if to != w.path {
 			if err := move(to, w.path); err != nil {
@@ -553,7 +600,7 @@ func conflict(err error) bool {
 }
 
 // shardFiles returns the data files of the table's current snapshot that
-// the shard wrote (their names begin with the shard's).
+// the shard wrote.
 func shardFiles(ctx context.Context, tbl *table.Table, shard string) ([]string, error) {
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil {
@@ -561,13 +608,34 @@ func shardFiles(ctx context.Context, tbl *table.Table, shard string) ([]string, 
 	}
 	var out []string
 	for _, t := range tasks {
-		p := t.File.FilePath()
-		if strings.HasPrefix(filepath.Base(p), shard+"-") && len(filepath.Base(p)) == len(shard)+len("-")+36+len(".parquet") {
-			out = append(out, p)
+		if s, _, ok := fileSeal(t.File.FilePath()); ok && s == shard {
+			out = append(out, t.File.FilePath())
 		}
 	}
 	return out, nil
 }
+
+// fileSeal returns the shard and the seal number of a data file's name,
+// SHARD-NUMBER-UUID.parquet.
+func fileSeal(path string) (shard string, no int64, ok bool) {
+	base, ok := strings.CutSuffix(filepath.Base(path), ".parquet")
+	if !ok || len(base) < 36+4 || base[len(base)-37] != '-' {
+		return "", 0, false
+	}
+	rest := base[:len(base)-37]
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	no, err := strconv.ParseInt(rest[i+1:], 10, 64)
+	if err != nil || no <= 0 {
+		return "", 0, false
+	}
+	return rest[:i], no, true
+}
+
+// literal quotes a DuckDB string literal.
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // create creates the lake's table of w, its schema that of w's file and
 // the DuckDB types of its converted columns in its properties. A table

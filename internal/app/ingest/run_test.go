@@ -204,7 +204,7 @@ func TestLoadFileSealsLake(t *testing.T) {
 	file, _ := writeSessions(t, 20)
 	dir := t.TempDir()
 	db, lakeDir := filepath.Join(dir, "shard1.duckdb"), filepath.Join(dir, "lake")
-	for i, want := range []string{"as shard shard1: 15 tables", "as shard shard1: 0 tables, 0 rows"} {
+	for i, want := range []string{"as shard shard1: 16 tables", "as shard shard1: 0 tables, 0 rows"} {
 		var out, errOut bytes.Buffer
 		if err := run(t.Context(), []string{"-file", file, "-db", db, "-lake", lakeDir}, nil, &out, &errOut); err != nil {
 			t.Fatalf("run: %v\n%s", err, errOut.String())
@@ -213,8 +213,18 @@ func TestLoadFileSealsLake(t *testing.T) {
 			t.Errorf("load %d printed %q, want it to contain %q", i+1, out.String(), want)
 		}
 	}
-	var errOut bytes.Buffer
-	if err := run(t.Context(), []string{"-lake", lakeDir}, nil, io.Discard, &errOut); err == nil || !strings.Contains(errOut.String(), "-lake goes with -file") {
-		t.Errorf("-lake without -file: %v, %q", err, errOut.String())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rebuild", "-db", db, "-lake", lakeDir}, "-lake goes with -file or a NATS ingester"},
+		{[]string{"-file", file, "-db", db, "-lake", lakeDir, "-seal-every", "1s"}, "-seal-every goes with -lake, reading NATS"},
+		{[]string{"-seal-every", "1s"}, "-seal-every goes with -lake, reading NATS"},
+		{[]string{"-replica", "b", "-lake", lakeDir}, "-replica goes with -nats"},
+	} {
+		var errOut bytes.Buffer
+		if err := run(t.Context(), c.args, nil, io.Discard, &errOut); err == nil || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: %v, %q; want %q", c.args, err, errOut.String(), c.want)
+		}
 	}
 }
