@@ -51,7 +51,7 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 			if err != nil {
 				return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
 			}
-			files = append(files, "'"+strings.ReplaceAll(p, "'", "''")+"'")
+			files = append(files, literal(p))
 		}
 		name := t.name
 		if t.mode == marker {

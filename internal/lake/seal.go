@@ -325,7 +325,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		if l.stage != "" {
 			to = filepath.Join(l.stage, t.name+"-"+filepath.Base(w.path))
 		}
-		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO '`+strings.ReplaceAll(to, "'", "''")+`' (FORMAT parquet)`)
+		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO `+literal(to)+` (FORMAT parquet)`)
 		if err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
@@ -403,9 +403,7 @@ type dbState struct {
 //	IDENTITY:ROWID:SEQ
 //
 // the identity of the database that sealed it last, the end of the event
-// rowids it sealed, and the highest stream sequence among them. (A lake of
-// the first seals has the rowid alone: the database that sealed it is the
-// one sealing again.) Rowids are a database's own: the same database seals
+// rowids it sealed, and the highest stream sequence among them. Rowids are a database's own: the same database seals
 // on from its rowid. Replicas of one partition (ingesters of one stream
 // partition, each into its own database) hold the same events with the
 // same stream sequences but other rowids: a replica taking over the
@@ -423,9 +421,6 @@ func sealRange(shard, table, from string, db dbState) (cond, mark string, err er
 	var seq uint64
 	switch f := strings.Split(from, ":"); {
 	case from == "":
-	case len(f) == 1:
-		lo, err = strconv.ParseInt(f[0], 10, 64)
-		id = db.identity
 	case len(f) == 3:
 		id = f[0]
 		if lo, err = strconv.ParseInt(f[1], 10, 64); err == nil {
