@@ -6,10 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/evosignal/evosignal/queries"
@@ -26,31 +32,31 @@ import (
 func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 	seals, err := l.cat.LoadTable(ctx, ident(sealsTable))
 	if err != nil {
-		return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.dir, sealsTable, err)
+		return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.name, sealsTable, err)
 	}
 	complete := map[string]int64{} // shard → its last complete seal
 	for shard, m := range watermarks(seals) {
 		n, err := strconv.ParseInt(m, 10, 64)
 		if err != nil {
-			return fmt.Errorf("lake %s: %s: shard %s's watermark %q: %w", l.dir, sealsTable, shard, m, err)
+			return fmt.Errorf("lake %s: %s: shard %s's watermark %q: %w", l.name, sealsTable, shard, m, err)
 		}
 		complete[shard] = n
 	}
 	for _, t := range tables {
 		tbl, err := l.cat.LoadTable(ctx, ident(t.name))
 		if err != nil {
-			return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.dir, t.name, err)
+			return fmt.Errorf("lake %s: %s: %w (seal a shard into the lake first)", l.name, t.name, err)
 		}
-		paths, err := completeFiles(ctx, tbl, t.mode, complete)
+		dfs, err := completeFiles(ctx, tbl, t.mode, complete)
 		if err != nil {
-			return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
+			return fmt.Errorf("lake %s: %s: %w", l.name, t.name, err)
+		}
+		paths, err := l.localFiles(ctx, dfs)
+		if err != nil {
+			return fmt.Errorf("lake %s: %s: %w", l.name, t.name, err)
 		}
 		var files []string
 		for _, p := range paths {
-			p, err := localPath(p)
-			if err != nil {
-				return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
-			}
 			files = append(files, literal(p))
 		}
 		name := t.name
@@ -59,7 +65,7 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 		}
 		if len(files) == 0 {
 			if err := emptyView(ctx, db, name, tbl.Properties()[columnsProp]); err != nil {
-				return fmt.Errorf("lake %s: %s: %w", l.dir, t.name, err)
+				return fmt.Errorf("lake %s: %s: %w", l.name, t.name, err)
 			}
 			continue
 		}
@@ -80,7 +86,7 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 		}
 		q := "CREATE OR REPLACE VIEW " + quote(name) + " AS SELECT " + sel + " FROM read_parquet([" + strings.Join(files, ", ") + "])"
 		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("lake %s: view %s: %w", l.dir, t.name, err)
+			return fmt.Errorf("lake %s: view %s: %w", l.name, t.name, err)
 		}
 	}
 	vs, err := queries.Views()
@@ -89,7 +95,7 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 	}
 	for _, v := range vs {
 		if _, err := db.ExecContext(ctx, v.SQL); err != nil {
-			return fmt.Errorf("lake %s: view %s: %w", l.dir, v.File, err)
+			return fmt.Errorf("lake %s: view %s: %w", l.name, v.File, err)
 		}
 	}
 	return nil
@@ -103,8 +109,8 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 // before it, that file is taken from the snapshot that did. The seal that
 // completes next takes the same number, and the files it leaves in place
 // are seen then.
-func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete map[string]int64) ([]string, error) {
-	var out []string
+func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete map[string]int64) ([]iceberg.DataFile, error) {
+	var out []iceberg.DataFile
 	missing := map[string]bool{} // shards of a replaced table whose file is of a seal not complete
 	snap := tbl.CurrentSnapshot()
 	for first := true; snap != nil; first = false {
@@ -120,17 +126,17 @@ func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete ma
 			shard, no, ok := fileSeal(p)
 			if !ok {
 				if first {
-					out = append(out, p) // not an evosignal seal's: read as it is
+					out = append(out, task.File) // not an evosignal seal's: read as it is
 				}
 				continue
 			}
 			switch {
 			case first && no <= complete[shard]:
-				out = append(out, p)
+				out = append(out, task.File)
 			case first && mode == replaced:
 				missing[shard] = true
 			case !first && missing[shard] && no <= complete[shard]:
-				out = append(out, p)
+				out = append(out, task.File)
 				delete(missing, shard)
 			}
 		}
@@ -142,13 +148,71 @@ func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete ma
 	return out, nil
 }
 
-// localPath is the file a data file's location names in the file
-// warehouse.
-func localPath(loc string) (string, error) {
-	if !strings.HasPrefix(loc, "file://") {
-		return "", fmt.Errorf("data file %s: not in a file warehouse", loc)
+// localFiles returns the files on this machine DuckDB reads the data
+// files from: in a local warehouse, the files themselves; of a remote one,
+// their copies in the cache, fetched where missing (a few at a time).
+func (l *Lake) localFiles(ctx context.Context, dfs []iceberg.DataFile) ([]string, error) {
+	out := make([]string, len(dfs))
+	if l.fs == nil {
+		for i, df := range dfs {
+			p, ok := strings.CutPrefix(df.FilePath(), "file://")
+			if !ok {
+				return nil, fmt.Errorf("data file %s: not in the lake's file warehouse", df.FilePath())
+			}
+			out[i] = p
+		}
+		return out, nil
 	}
-	return strings.TrimPrefix(loc, "file://"), nil
+	errs := make([]error, len(dfs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, df := range dfs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i], errs[i] = l.fetch(ctx, df.FilePath(), df.FileSizeBytes())
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// fetch returns the cache's copy of the remote data file loc of size
+// bytes, copying it first when the cache has none of that size.
+func (l *Lake) fetch(ctx context.Context, loc string, size int64) (string, error) {
+	u, err := url.Parse(loc)
+	if err != nil || u.Host == "" || strings.Contains(u.Path, "..") {
+		return "", fmt.Errorf("data file %s: not a warehouse location", loc)
+	}
+	to := filepath.Join(l.cache, u.Scheme, u.Host, filepath.FromSlash(u.Path))
+	if fi, err := os.Stat(to); err == nil && fi.Size() == size {
+		return to, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	src, err := l.fs.Open(loc)
+	if err != nil {
+		return "", fmt.Errorf("data file %s: %w", loc, err)
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(to), ".fetch-*")
+	if err != nil {
+		return "", fmt.Errorf("cache: %w", err)
+	}
+	n, err := io.Copy(tmp, src)
+	if err == nil && n != size {
+		err = fmt.Errorf("got %d bytes, the lake says %d", n, size)
+	}
+	if err = errors.Join(err, tmp.Close(), ctx.Err()); err == nil {
+		err = os.Rename(tmp.Name(), to)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("data file %s: %w", loc, err)
+	}
+	return to, nil
 }
 
 // emptyView creates the view of a table without rows: its columns (JSON,

@@ -59,7 +59,7 @@ func analyses(t *testing.T, src metrics.Source) map[string]string {
 func attached(t *testing.T, dir string) *sql.DB {
 	t.Helper()
 	ctx := context.Background()
-	l, err := Open(ctx, dir)
+	l, err := Open(ctx, dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func dataFiles(t *testing.T, dir string) int {
 // seal seals db into the lake in dir as shard.
 func seal(t *testing.T, dir string, db *sql.DB, shard string) []TableSeal {
 	t.Helper()
-	l, err := Open(context.Background(), dir)
+	l, err := Open(context.Background(), dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestInterruptedSealLeavesSnapshot(t *testing.T) {
 	before := eventCount(t, dir)
 
 	d.Load(t, samples[3:]...)
-	l, err := Open(ctx, dir)
+	l, err := Open(ctx, dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func eventCount(t *testing.T, dir string) int64 {
 func TestOtherFormatRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := Open(ctx, dir)
+	l, err := Open(ctx, dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestOtherFormatRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	_, err = Open(ctx, dir)
+	_, err = Open(ctx, dir, Options{Create: true})
 	var fe *FormatError
 	if !errors.As(err, &fe) || fe.Got != 99 || !strings.Contains(err.Error(), "format 99 (written by evosignal v9.9.9)") || !strings.Contains(err.Error(), fmt.Sprintf("lake format %d", Format)) {
 		t.Fatalf("open a lake of format 99: %v", err)
@@ -323,7 +323,7 @@ func sealChild(spec string) int {
 		return 1
 	}
 	defer db.Close()
-	l, err := Open(ctx, f[0])
+	l, err := Open(ctx, f[0], Options{Create: true})
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
@@ -342,7 +342,7 @@ func sealChild(spec string) int {
 func TestSealsFromProcesses(t *testing.T) {
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	dir := filepath.Join(t.TempDir(), "lake")
-	l, err := Open(context.Background(), dir) // the catalog, before the children race to create it
+	l, err := Open(context.Background(), dir, Options{Create: true}) // the catalog, before the children race to create it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 	ctx := context.Background()
 	d := testdb.New(t, testdb.Options{})
 	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
-	l, err := Open(ctx, t.TempDir())
+	l, err := Open(ctx, t.TempDir(), Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 	if after := snapshots(); after != before {
 		t.Errorf("the same commits again made %d snapshots", after-before)
 	}
-	if eventCount(t, l.Dir()) == 0 {
+	if eventCount(t, l.Name()) == 0 {
 		t.Error("no events in the lake")
 	}
 }
@@ -499,7 +499,7 @@ func TestHalfSealNotSeen(t *testing.T) {
 	before := counts()
 
 	d.Load(t, samples[3:]...)
-	l, err := Open(ctx, dir)
+	l, err := Open(ctx, dir, Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

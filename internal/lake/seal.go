@@ -10,6 +10,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 )
@@ -199,6 +201,7 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 	}
 
 	written, err := l.write(ctx, db, shard, marks)
+	defer l.discard(written)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +227,8 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 // written is a table's Parquet file of one seal, not committed yet.
 type written struct {
 	table      sealedTable
-	path       string
+	loc        string // the file's URI in the warehouse
+	local      string // the file on this machine: in a local warehouse, or the staged copy of one uploaded
 	rows       int64
 	from, mark string            // the shard's watermark it was written from, and the one it reaches
 	types      map[string]string // column → DuckDB type, of the columns stored as another
@@ -316,14 +320,10 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 			}
 		}
 		w.types, w.columns = types, cols
-		dir := l.dataDir(t.name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("lake: %w", err)
-		}
-		w.path = filepath.Join(dir, file)
-		to := w.path
-		if l.stage != "" {
-			to = filepath.Join(l.stage, t.name+"-"+filepath.Base(w.path))
+		w.loc = l.base + "/" + t.name + "/data/" + file
+		to, err := l.writeTo(t.name, w.loc)
+		if err != nil {
+			return nil, err
 		}
 		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO `+literal(to)+` (FORMAT parquet)`)
 		if err != nil {
@@ -335,14 +335,86 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		if t.name == "events" {
 			events = w.rows
 		}
-		if to != w.path {
-			if err := move(to, w.path); err != nil {
-				return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
-			}
+		if w.local, err = l.place(ctx, to, w.loc); err != nil {
+			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// writeTo returns the file a seal's COPY writes the table's file of loc
+// into: its place in a local warehouse, or in the stage (StageIn), or a
+// temporary directory for a remote warehouse.
+func (l *Lake) writeTo(table, loc string) (string, error) {
+	if l.fs == nil {
+		path := strings.TrimPrefix(loc, "file://")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", fmt.Errorf("lake: %w", err)
+		}
+		if l.stage == "" {
+			return path, nil
+		}
+	}
+	if l.stage == "" {
+		dir, err := os.MkdirTemp("", "evosignal-seal-")
+		if err != nil {
+			return "", fmt.Errorf("lake: stage: %w", err)
+		}
+		l.stage, l.temp = dir, true
+	}
+	return filepath.Join(l.stage, table+"-"+path.Base(loc)), nil
+}
+
+// place puts the file a COPY wrote (from) at loc, its place in the
+// warehouse, and returns where it is on this machine: moved into a local
+// warehouse, or uploaded to a remote one and still at from (removed after
+// the seal, discard).
+func (l *Lake) place(ctx context.Context, from, loc string) (string, error) {
+	if l.fs == nil {
+		to := strings.TrimPrefix(loc, "file://")
+		if from == to {
+			return to, nil
+		}
+		return to, move(from, to)
+	}
+	return from, l.upload(ctx, from, loc)
+}
+
+// upload copies the file to loc in the remote warehouse.
+func (l *Lake) upload(ctx context.Context, from, loc string) error {
+	wfs, ok := l.fs.(icebergio.WriteFileIO)
+	if !ok {
+		return fmt.Errorf("warehouse %s: its file system cannot write", l.base)
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := wfs.Create(loc)
+	if err != nil {
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	if err := dst.Close(); err != nil {
+		return fmt.Errorf("upload %s: %w", loc, err)
+	}
+	return ctx.Err()
+}
+
+// discard removes the staged copies of files uploaded to a remote
+// warehouse.
+func (l *Lake) discard(ws []written) {
+	if l.fs == nil {
+		return
+	}
+	for _, w := range ws {
+		os.Remove(w.local)
+	}
 }
 
 // StageIn makes the seals write each Parquet file into dir first and move
@@ -353,7 +425,10 @@ func (l *Lake) StageIn(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lake: stage: %w", err)
 	}
-	l.stage = dir
+	if l.temp {
+		os.RemoveAll(l.stage)
+	}
+	l.stage, l.temp = dir, false
 	return nil
 }
 
@@ -447,11 +522,6 @@ func sealRange(shard, table, from string, db dbState) (cond, mark string, err er
 	return fmt.Sprintf("stream_seq > %d AND rowid < %d", seq, db.hi), mark, nil
 }
 
-// dataDir is where the data files of the lake's table are.
-func (l *Lake) dataDir(name string) string {
-	return filepath.Join(l.warehouse, namespace+".db", name, "data")
-}
-
 // lakeSelect returns the select list that turns the columns of the
 // database's table into types Iceberg holds (lakeTypes), the table's
 // columns with their DuckDB types, and the DuckDB types of the columns it
@@ -523,7 +593,7 @@ func (l *Lake) commit(ctx context.Context, shard string, w written) error {
 			return err
 		}
 	}
-	loc := "file://" + filepath.ToSlash(w.path)
+	loc := w.loc
 	for try := 1; ; try++ {
 		tbl, err := l.cat.LoadTable(ctx, ident(w.table.name))
 		if err != nil {
@@ -636,7 +706,7 @@ func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + 
 // the DuckDB types of its converted columns in its properties. A table
 // another process created meanwhile is fine.
 func (l *Lake) create(ctx context.Context, w written) error {
-	f, err := file.OpenParquetFile(w.path, false)
+	f, err := file.OpenParquetFile(w.local, false)
 	if err != nil {
 		return err
 	}

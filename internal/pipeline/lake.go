@@ -75,7 +75,7 @@ func (p *Pipeline) startSealer(ctx context.Context) error {
 	s := &sealer{cfg: *c, p: p, stop: make(chan struct{}), done: make(chan struct{})}
 	p.sealer = s
 	go s.loop()
-	p.log.Info("sealing into the lake", "lake", c.Lake.Dir(), "shard", c.Shard, "every", c.Every)
+	p.log.Info("sealing into the lake", "lake", c.Lake.Name(), "shard", c.Shard, "every", c.Every)
 	return nil
 }
 

@@ -31,7 +31,7 @@ func TestReplicasSealOnce(t *testing.T) {
 	lakeDir := filepath.Join(dir, "lake")
 	const shard = "EVO-p1"
 	replica := func(name string, local ...string) *pipeline.Pipeline {
-		l, err := lake.Open(ctx, lakeDir)
+		l, err := lake.Open(ctx, lakeDir, lake.Options{Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +133,7 @@ func TestReplicasSealOnce(t *testing.T) {
 func checkLake(t *testing.T, dir string, events int, db *sql.DB) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := lake.Open(ctx, dir)
+	l, err := lake.Open(ctx, dir, lake.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

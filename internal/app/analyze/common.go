@@ -29,7 +29,7 @@ type common struct {
 	filter                       metrics.Filter
 	now                          func() time.Time
 	nats                         string            // -nats: read through the ingester's query service
-	lake                         string            // -lake: read the Iceberg lake in this directory
+	lake                         lakeFlags         // -lake, -lake-cache: read the Iceberg lake
 	conn                         bus.ConnConfig    // how to reach NATS: -user, -creds, -tls-ca, …
 	read                         store.ReadOptions // -memory-limit, -temp-dir
 	// classifies: the command classifies tasks and takes -taxonomy
@@ -58,7 +58,7 @@ func newFlags(ctx context.Context, name, summary string, stderr io.Writer) (*fla
 	fs.StringVar(&c.filter.TaskType, "task-type", "", "only this task type")
 	fs.StringVar(&c.by, "by", "", "group by these `dimensions`, comma-separated: "+strings.Join(metrics.Dimensions, ", "))
 	fs.StringVar(&c.format, "format", "", "output: "+strings.Join(render.Formats, ", ")+" (default table on a terminal, json otherwise)")
-	fs.StringVar(&c.lake, "lake", "", lakeFlagUsage)
+	c.lake.register(fs)
 	readFlags(fs, &c.read)
 	cli.ConnFlags(fs, &c.conn)
 	return fs, c
@@ -124,7 +124,7 @@ func (c *common) parse(ctx context.Context, fs *flag.FlagSet, args []string, std
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if c.lake != "" && c.nats != "" {
+	if c.lake.uri != "" && c.nats != "" {
 		errs = append(errs, errors.New("-lake and -nats exclude each other"))
 	}
 	now := c.now()
@@ -160,8 +160,8 @@ func (c *common) open(ctx context.Context) (metrics.Source, func() error, error)
 	if c.nats != "" {
 		return openRemote(c.nats, c.conn)
 	}
-	if c.lake != "" {
-		db, err := openLake(ctx, c.lake, c.read)
+	if c.lake.uri != "" {
+		db, _, err := openLake(ctx, c.lake, c.read)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -3,8 +3,8 @@ package analyze
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,47 +14,57 @@ import (
 )
 
 // lakeFlagUsage is the help of -lake, the same on every command.
-const lakeFlagUsage = "read the current snapshot of the Iceberg lake in `dir` (ingest -lake) instead of -db"
+const lakeFlagUsage = "read the current snapshot of the Iceberg lake `uri` (ingest -lake: a directory, or postgres://… of a PostgreSQL catalog) instead of -db"
+
+// lakeCacheUsage is the help of -lake-cache.
+const lakeCacheUsage = "with -lake on an S3 warehouse: keep the copies of its data files DuckDB reads in `dir` (default: the user's cache directory's evosignal/lake)"
+
+// lakeFlags are the flags that name a lake to read.
+type lakeFlags struct {
+	uri, cache string
+}
+
+func (f *lakeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.uri, "lake", "", lakeFlagUsage)
+	fs.StringVar(&f.cache, "lake-cache", "", lakeCacheUsage)
+}
 
 // openLake opens a DuckDB in memory with the current snapshot of the lake
-// in dir attached (lake.Attach): the database tables as views over the
-// lake's data files, and the analysis views over them. o's memory limit
-// and temporary directory apply to it.
-func openLake(ctx context.Context, dir string, o store.ReadOptions) (*sql.DB, error) {
+// attached (lake.Attach): the database tables as views over the lake's
+// data files, and the analysis views over them. o's memory limit and
+// temporary directory apply to it. It returns the directory the views
+// read too (lake.Readable).
+func openLake(ctx context.Context, f lakeFlags, o store.ReadOptions) (*sql.DB, string, error) {
 	lake.Writer = cli.Version("evosignal")
-	if _, err := os.Stat(filepath.Join(dir, lake.CatalogFile)); err != nil {
-		// Reading opens no new lake: a mistyped dir is an error, not an
-		// empty lake left behind.
-		return nil, fmt.Errorf("lake %s: no lake there (%w); ingest -file F -lake DIR makes one", dir, err)
-	}
-	l, err := lake.Open(ctx, dir)
+	l, err := lake.Open(ctx, f.uri, lake.Options{Cache: f.cache})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer l.Close()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := o.Apply(ctx, func(ctx context.Context, stmt, value string) error {
 		_, err := db.ExecContext(ctx, stmt, value)
 		return err
 	}); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("lake %s: %w", dir, err)
+		return nil, "", fmt.Errorf("lake %s: %w", l.Name(), err)
 	}
 	if err := l.Attach(ctx, db); err != nil {
 		db.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return db, nil
+	return db, l.Readable(), nil
 }
 
 // allowLake lets a database locked down (sqlservice.Lockdown: no file
 // outside the database) read the lake's data files, which its views read:
-// the lake's warehouse is its one allowed directory.
+// dir, the lake's readable directory (openLake), is its one allowed
+// directory.
 func allowLake(ctx context.Context, db *sql.DB, dir string) error {
-	abs, err := filepath.Abs(filepath.Join(dir, "warehouse"))
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	l, err := lake.Open(ctx, dir)
+	l, err := lake.Open(ctx, dir, lake.Options{Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func TestLakeSQLLockedDown(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	db, err := openLake(ctx, dir, store.ReadOptions{})
+	db, readable, err := openLake(ctx, lakeFlags{uri: dir}, store.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := allowLake(ctx, db, dir); err != nil {
+	if err := allowLake(ctx, db, readable); err != nil {
 		t.Fatal(err)
 	}
 	if err := sqlservice.Lockdown(ctx, db); err != nil {

@@ -62,13 +62,14 @@ func sqlHelp(ctx context.Context) string {
 
 // sqlOptions are the flags of `analyze sql`.
 type sqlOptions struct {
-	db, nats, lake, file, name, format, out string
-	list                                    bool
-	params, args                            multiFlag
-	maxRows                                 int64
-	timeout                                 time.Duration
-	conn                                    bus.ConnConfig
-	read                                    store.ReadOptions
+	db, nats, file, name, format, out string
+	lake                              lakeFlags
+	list                              bool
+	params, args                      multiFlag
+	maxRows                           int64
+	timeout                           time.Duration
+	conn                              bus.ConnConfig
+	read                              store.ReadOptions
 }
 
 // multiFlag is a repeatable string flag.
@@ -87,7 +88,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fl.StringVar(&o.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
 	fl.StringVar(&o.nats, "nats", "", "ask the running ingester's query service at this NATS `URL` instead (URL#subject for a subject other than "+sqlservice.DefaultSubject+")")
-	fl.StringVar(&o.lake, "lake", "", lakeFlagUsage)
+	o.lake.register(fl)
 	fl.StringVar(&o.file, "f", "", "read the query from this `file` (- for stdin)")
 	fl.StringVar(&o.name, "q", "", "run the named query `name` of queries/analyze/ (see -list)")
 	fl.BoolVar(&o.list, "list", false, "list the named queries and exit")
@@ -109,7 +110,7 @@ func runSQL(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if o.list {
 		return listQueries(stdout)
 	}
-	if o.lake != "" && o.nats != "" {
+	if o.lake.uri != "" && o.nats != "" {
 		fmt.Fprintln(stderr, "analyze sql: -lake and -nats exclude each other")
 		return errUsage
 	}
@@ -334,10 +335,11 @@ func (o *sqlOptions) querier(ctx context.Context) (sqlservice.Querier, func(), e
 	var db *sql.DB
 	var err error
 	name := o.db
-	if o.lake != "" {
-		name = o.lake
-		if db, err = openLake(ctx, o.lake, o.read); err == nil {
-			if err = allowLake(ctx, db, o.lake); err != nil {
+	if o.lake.uri != "" {
+		name = o.lake.uri
+		var readable string
+		if db, readable, err = openLake(ctx, o.lake, o.read); err == nil {
+			if err = allowLake(ctx, db, readable); err != nil {
 				db.Close()
 			}
 		}

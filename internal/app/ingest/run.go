@@ -40,6 +40,9 @@ stored exactly once; bad input is dead-lettered with its reason.
       … and seal it into the lake every -seal-every, on POST /seal (-http) and on stop
   %[1]s -nats nats://host:4222 -partitions 4 -partition 0 -replica b -lake lake
       a second replica of partition 0 (its own database and consumer): the lake gets its events once
+  %[1]s -nats nats://host:4222 -partitions 4 -partition 0 \
+      -lake postgres://evo@pg:5432/lake -lake-warehouse s3://bucket/evosignal
+      the same into a lake beyond one machine: a PostgreSQL catalog, an S3 warehouse
   %[1]s -rebuild                 derive the typed tables and stored facts again from the event log and exit
 
 Flags:
@@ -50,6 +53,7 @@ type options struct {
 	allowDead           bool
 	lake, shard         string
 	sealEvery           time.Duration
+	lakeWarehouse       string
 	replica             string
 	rebuild             bool
 	replay, dryRun      bool
@@ -72,7 +76,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&c.DB, "db", "evosignal.duckdb", "DuckDB database `file` to write (created if missing)")
 	fs.StringVar(&o.file, "file", "", "load events from a JSON-lines `file` (- for stdin) instead of NATS, then exit")
 	fs.BoolVar(&o.allowDead, "allow-dead-letters", false, "with -file: exit 0 even when lines were dead-lettered (they are stored in dead_letters either way)")
-	fs.StringVar(&o.lake, "lake", "", "seal the database into the Iceberg lake in `dir` (created if missing; docs/scale.md, \"The lake\"): with -file once loaded, else every -seal-every, on POST /seal and on stop")
+	fs.StringVar(&o.lake, "lake", "", "seal the database into the Iceberg lake `uri`, created if missing (docs/scale.md, \"The lake\"): a directory, or postgres://USER@HOST/DB for a PostgreSQL catalog with -lake-warehouse; with -file once loaded, else every -seal-every, on POST /seal and on stop")
+	fs.StringVar(&o.lakeWarehouse, "lake-warehouse", "", "with -lake postgres://…: where a new lake keeps its files, s3://BUCKET/PREFIX (credentials, region, endpoint: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3) or a `directory`; recorded in the lake, needed only to create it")
 	fs.StringVar(&o.shard, "shard", "", "with -lake: this database's `name` in the lake (default with -file: the -db file's name without its extension; else the stream's name, with -p<K> for a partition: replicas of a partition share it)")
 	fs.DurationVar(&o.sealEvery, "seal-every", time.Minute, "with -lake, reading NATS: seal this often (0: only on POST /seal and on stop)")
 	fs.StringVar(&o.replica, "replica", "", "another replica of the same stream or partition, `name`d: defaults -db and -consumer with -<name> (its own database and consumer; replicas share -shard and -query-subject, docs/scale.md)")
@@ -191,6 +196,9 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	if set["seal-every"] && (o.lake == "" || o.file != "") {
 		errs = append(errs, errors.New("-seal-every goes with -lake, reading NATS"))
 	}
+	if o.lakeWarehouse != "" && !lake.IsCatalogURI(o.lake) {
+		errs = append(errs, errors.New("-lake-warehouse goes with -lake postgres://… (a lake in a directory keeps its files inside it)"))
+	}
 	if o.sealEvery < 0 {
 		errs = append(errs, errors.New("-seal-every must not be negative"))
 	}
@@ -254,7 +262,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if o.lake != "" {
 		lake.Writer = cli.Version("evosignal")
-		l, err := lake.Open(ctx, o.lake)
+		l, err := lake.Open(ctx, o.lake, lake.Options{Warehouse: o.lakeWarehouse, Create: true})
 		if err != nil {
 			return err
 		}
@@ -341,7 +349,7 @@ func sealLake(ctx context.Context, o *options, stdout io.Writer) error {
 	}
 	defer db.Close()
 	lake.Writer = cli.Version("evosignal")
-	l, err := lake.Open(ctx, o.lake)
+	l, err := lake.Open(ctx, o.lake, lake.Options{Warehouse: o.lakeWarehouse, Create: true})
 	if err != nil {
 		return err
 	}
@@ -355,7 +363,7 @@ func sealLake(ctx context.Context, o *options, stdout io.Writer) error {
 		rows += s.Rows
 	}
 	fmt.Fprintf(stdout, "sealed %s into lake %s as shard %s: %d tables, %d rows (%s)\n",
-		o.cfg.DB, o.lake, o.shard, len(sealed), rows, time.Since(t0).Round(time.Millisecond))
+		o.cfg.DB, l.Name(), o.shard, len(sealed), rows, time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
