@@ -21,6 +21,7 @@ import (
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // analyses runs the analyzers over src, each result as JSON, by name.
@@ -55,43 +56,74 @@ func analyses(t *testing.T, src metrics.Source) map[string]string {
 	return out
 }
 
-// attached is an in-memory DuckDB with the lake in dir attached.
-func attached(t *testing.T, dir string) *sql.DB {
+// where is a lake a test opens: its URI, how it is opened, and the
+// directory its data files end up in on this machine (the S3 server's
+// bucket directory for an S3 warehouse).
+type where struct {
+	uri       string
+	o         Options
+	warehouse string
+}
+
+// local is the lake in dir.
+func local(dir string) where {
+	return where{uri: dir, o: Options{Create: true}, warehouse: filepath.Join(dir, "warehouse")}
+}
+
+// remote starts a PostgreSQL server and an S3 server and returns a lake
+// on them: the catalog in PostgreSQL, the warehouse in a bucket.
+func remote(t *testing.T) where {
 	t.Helper()
-	ctx := context.Background()
-	l, err := Open(ctx, dir, Options{Create: true})
+	s3 := testkit.StartS3(t, "lake")
+	s3.SetEnv(t)
+	pg := testkit.StartPostgres(t)
+	return where{
+		uri:       pg,
+		o:         Options{Create: true, Warehouse: "s3://lake/evo", Cache: t.TempDir()},
+		warehouse: filepath.Join(s3.Dir, "lake", "evo"),
+	}
+}
+
+// open opens the lake.
+func (lk where) open(t *testing.T) *Lake {
+	t.Helper()
+	l, err := Open(context.Background(), lk.uri, lk.o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// attached is an in-memory DuckDB with the lake attached.
+func attached(t *testing.T, lk where) *sql.DB {
+	t.Helper()
+	l := lk.open(t)
 	defer l.Close()
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := l.Attach(ctx, db); err != nil {
+	if err := l.Attach(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
 	return db
 }
 
-// dataFiles counts the Parquet files under the lake's warehouse.
-func dataFiles(t *testing.T, dir string) int {
+// dataFiles counts the Parquet files in the lake's warehouse.
+func dataFiles(t *testing.T, lk where) int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "warehouse", "*", "*", "data", "*.parquet"))
+	files, err := filepath.Glob(filepath.Join(lk.warehouse, "*", "*", "data", "*.parquet"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return len(files)
 }
 
-// seal seals db into the lake in dir as shard.
-func seal(t *testing.T, dir string, db *sql.DB, shard string) []TableSeal {
+// seal seals db into the lake as shard.
+func seal(t *testing.T, lk where, db *sql.DB, shard string) []TableSeal {
 	t.Helper()
-	l, err := Open(context.Background(), dir, Options{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := lk.open(t)
 	defer l.Close()
 	got, err := l.Seal(context.Background(), db, shard)
 	if err != nil {
@@ -101,8 +133,15 @@ func seal(t *testing.T, dir string, db *sql.DB, shard string) []TableSeal {
 }
 
 // The same events in one database and in two shards sealed into one lake
-// give the same analyses; sealing again with nothing new commits nothing.
+// give the same analyses; sealing again with nothing new commits nothing:
+// in a lake in a directory, and in a lake on a PostgreSQL catalog with an
+// S3 warehouse (real servers, separate processes).
 func TestLakeAnswersAsOneDatabase(t *testing.T) {
+	t.Run("dir", func(t *testing.T) { testAnswersAsOneDatabase(t, local(filepath.Join(t.TempDir(), "lake"))) })
+	t.Run("postgres+s3", func(t *testing.T) { testAnswersAsOneDatabase(t, remote(t)) })
+}
+
+func testAnswersAsOneDatabase(t *testing.T, lk where) {
 	samples := testdb.Files(t, testdb.SampleSessions(t)...)
 	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	synthA := testdb.Synth(t, "synth-a", 1, start, 60)
@@ -120,10 +159,9 @@ func TestLakeAnswersAsOneDatabase(t *testing.T) {
 	opts := testdb.Options{Taxonomy: taxonomy.Default(), BatchSize: 50}
 	one := testdb.Build(t, opts, append(append(append(samples, synthA), synthB), synthA2)...)
 
-	dir := filepath.Join(t.TempDir(), "lake")
 	a := testdb.New(t, opts)
 	a.Load(t, append(partA, synthA)...)
-	first := seal(t, dir, a.Store().DB(), "shard-a")
+	first := seal(t, lk, a.Store().DB(), "shard-a")
 	if len(first) != len(tables) {
 		t.Fatalf("first seal committed to %d tables, want all %d: %+v", len(first), len(tables), first)
 	}
@@ -135,21 +173,21 @@ func TestLakeAnswersAsOneDatabase(t *testing.T) {
 	if _, err := b.Store().DB().Exec(`INSERT INTO facts_pending SELECT DISTINCT session FROM events WHERE source IN (SELECT source FROM events ORDER BY source LIMIT 20)`); err != nil {
 		t.Fatal(err)
 	}
-	seal(t, dir, b.Store().DB(), "shard-b")
-	for _, ts := range seal(t, dir, a.Store().DB(), "shard-a") {
+	seal(t, lk, b.Store().DB(), "shard-b")
+	for _, ts := range seal(t, lk, a.Store().DB(), "shard-a") {
 		if ts.Rows == 0 {
 			t.Errorf("the second seal of shard-a committed an empty file to %s", ts.Table)
 		}
 	}
 
-	files := dataFiles(t, dir)
-	if again := seal(t, dir, a.Store().DB(), "shard-a"); len(again) != 0 {
+	files := dataFiles(t, lk)
+	if again := seal(t, lk, a.Store().DB(), "shard-a"); len(again) != 0 {
 		t.Errorf("a seal with nothing new committed %+v", again)
 	}
-	if again := seal(t, dir, b.Store().DB(), "shard-b"); len(again) != 0 {
+	if again := seal(t, lk, b.Store().DB(), "shard-b"); len(again) != 0 {
 		t.Errorf("a seal with nothing new committed %+v", again)
 	}
-	if n := dataFiles(t, dir); n != files {
+	if n := dataFiles(t, lk); n != files {
 		t.Errorf("seals with nothing new wrote %d files", n-files)
 	}
 
@@ -158,7 +196,7 @@ func TestLakeAnswersAsOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer oneDB.Close()
-	lakeDB := attached(t, dir)
+	lakeDB := attached(t, lk)
 	for _, table := range tables {
 		if table.mode == marker {
 			continue
@@ -193,8 +231,8 @@ func TestLakeKeepsTypes(t *testing.T) {
 	d := testdb.New(t, testdb.Options{})
 	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
 	dir := t.TempDir()
-	seal(t, dir, d.Store().DB(), "s1")
-	lakeDB := attached(t, dir)
+	seal(t, local(dir), d.Store().DB(), "s1")
+	lakeDB := attached(t, local(dir))
 	types := func(db *sql.DB, table string) string {
 		rows, err := db.Query(`SELECT column_name || ' ' || column_type FROM (DESCRIBE SELECT * FROM ` + table + `)`)
 		if err != nil {
@@ -241,8 +279,8 @@ func TestInterruptedSealLeavesSnapshot(t *testing.T) {
 	samples := testdb.Files(t, testdb.SampleSessions(t)...)
 	d.Load(t, samples[:3]...)
 	dir := t.TempDir()
-	seal(t, dir, d.Store().DB(), "s1")
-	before := eventCount(t, dir)
+	seal(t, local(dir), d.Store().DB(), "s1")
+	before := eventCount(t, local(dir))
 
 	d.Load(t, samples[3:]...)
 	l, err := Open(ctx, dir, Options{Create: true})
@@ -258,24 +296,24 @@ func TestInterruptedSealLeavesSnapshot(t *testing.T) {
 		t.Fatalf("cancelled seal: committed %+v, error %v; want nothing and context.Canceled", done, err)
 	}
 	beforeCommit = nil
-	if got := eventCount(t, dir); got != before {
+	if got := eventCount(t, local(dir)); got != before {
 		t.Fatalf("an interrupted seal changed the lake's events from %d to %d", before, got)
 	}
-	seal(t, dir, d.Store().DB(), "s1")
+	seal(t, local(dir), d.Store().DB(), "s1")
 	var want int64
 	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
 		t.Fatal(err)
 	}
-	if got := eventCount(t, dir); got != want {
+	if got := eventCount(t, local(dir)); got != want {
 		t.Fatalf("after the next seal the lake has %d events, the database %d", got, want)
 	}
 }
 
 // eventCount counts the events of the lake's current snapshot.
-func eventCount(t *testing.T, dir string) int64 {
+func eventCount(t *testing.T, lk where) int64 {
 	t.Helper()
 	var n int64
-	if err := attached(t, dir).QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
+	if err := attached(t, lk).QueryRow(`SELECT count(*) FROM events`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -379,7 +417,7 @@ func TestSealsFromProcesses(t *testing.T) {
 			t.Errorf("shard-%d: %v: %s", i, err, outs[i].String())
 		}
 	}
-	if got := eventCount(t, dir); got != want {
+	if got := eventCount(t, local(dir)); got != want {
 		t.Errorf("the lake has %d events, the shards %d", got, want)
 	}
 }
@@ -425,7 +463,7 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 	if after := snapshots(); after != before {
 		t.Errorf("the same commits again made %d snapshots", after-before)
 	}
-	if eventCount(t, l.Name()) == 0 {
+	if eventCount(t, local(l.Name())) == 0 {
 		t.Error("no events in the lake")
 	}
 }
@@ -476,9 +514,9 @@ func TestHalfSealNotSeen(t *testing.T) {
 	samples := testdb.Files(t, testdb.SampleSessions(t)...)
 	d.Load(t, samples[:3]...)
 	dir := t.TempDir()
-	seal(t, dir, d.Store().DB(), "s1")
+	seal(t, local(dir), d.Store().DB(), "s1")
 	counts := func() map[string]int64 {
-		db := attached(t, dir)
+		db := attached(t, local(dir))
 		out := map[string]int64{}
 		for _, tb := range tables {
 			name := tb.name
@@ -519,8 +557,8 @@ func TestHalfSealNotSeen(t *testing.T) {
 	if got := counts(); !maps.Equal(got, before) {
 		t.Fatalf("a half seal is seen:\nbefore %v\nafter  %v", before, got)
 	}
-	seal(t, dir, d.Store().DB(), "s1")
-	db := attached(t, dir)
+	seal(t, local(dir), d.Store().DB(), "s1")
+	db := attached(t, local(dir))
 	for _, tb := range tables {
 		if tb.mode == marker {
 			continue

@@ -11,11 +11,18 @@ import (
 	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
+	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
 // sealShard loads inputs into a database and seals it into the lake in dir
 // as shard.
 func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
+	t.Helper()
+	sealShardInto(t, dir, lake.Options{Create: true}, shard, inputs...)
+}
+
+// sealShardInto seals inputs into the lake uri as shard.
+func sealShardInto(t *testing.T, uri string, o lake.Options, shard string, inputs ...testdb.Input) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.OpenReadOnly(ctx, testdb.Build(t, testdb.Options{}, inputs...))
@@ -23,7 +30,7 @@ func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	l, err := lake.Open(ctx, dir, lake.Options{Create: true})
+	l, err := lake.Open(ctx, uri, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +41,32 @@ func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
 }
 
 // Every analysis and analyze sql over a lake of two shards print what they
-// print over one database of the same events.
+// print over one database of the same events: a lake in a directory, and
+// one on a PostgreSQL catalog with an S3 warehouse (-lake-cache: where the
+// analyzers' DuckDB reads its files from).
 func TestLakeSameAsOneDatabase(t *testing.T) {
 	files := testdb.Files(t, testdb.SampleSessions(t)...)
 	one := testdb.Build(t, testdb.Options{}, files...)
-	dir := filepath.Join(t.TempDir(), "lake")
-	sealShard(t, dir, "a", files[:len(files)/2]...)
-	sealShard(t, dir, "b", files[len(files)/2:]...)
+	t.Run("dir", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "lake")
+		sealShard(t, dir, "a", files[:len(files)/2]...)
+		sealShard(t, dir, "b", files[len(files)/2:]...)
+		sameAsOneDatabase(t, one, "-lake", dir)
+	})
+	t.Run("postgres+s3", func(t *testing.T) {
+		testkit.StartS3(t, "lake").SetEnv(t)
+		pg := testkit.StartPostgres(t)
+		o := lake.Options{Create: true, Warehouse: "s3://lake/evo", Cache: t.TempDir()}
+		sealShardInto(t, pg, o, "a", files[:len(files)/2]...)
+		sealShardInto(t, pg, o, "b", files[len(files)/2:]...)
+		sameAsOneDatabase(t, one, "-lake", pg, "-lake-cache", t.TempDir())
+	})
+}
+
+// sameAsOneDatabase runs the analyses with the flags of a lake and with -db
+// one, and compares their JSON.
+func sameAsOneDatabase(t *testing.T, one string, lakeFlags ...string) {
+	t.Helper()
 	for _, args := range [][]string{
 		{"replans"},
 		{"replans", "-by", "agent"},
@@ -54,7 +80,7 @@ func TestLakeSameAsOneDatabase(t *testing.T) {
 		{"sql", "SELECT session, key_hash, stream_seq FROM events ORDER BY session, seq, id"},
 	} {
 		want := string(runForJSON(t, append(args, "-db", one)...))
-		got := string(runForJSON(t, append(args, "-lake", dir)...))
+		got := string(runForJSON(t, append(args, lakeFlags...)...))
 		if got != want {
 			t.Errorf("analyze %s -lake:\n%s\nwant (-db):\n%s", strings.Join(args, " "), got, want)
 		}

@@ -228,3 +228,48 @@ func TestLoadFileSealsLake(t *testing.T) {
 		}
 	}
 }
+
+// ingest -file -lake postgres://… -lake-warehouse s3://… seals into a lake
+// beyond one machine (a PostgreSQL catalog, an S3 warehouse; real servers):
+// the warehouse is named once, when the lake is created, and a lake is
+// never opened with another.
+func TestLoadFileSealsRemoteLake(t *testing.T) {
+	file, _ := writeSessions(t, 20)
+	db := filepath.Join(t.TempDir(), "shard1.duckdb")
+	testkit.StartS3(t, "lake").SetEnv(t)
+	pg := testkit.StartPostgres(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-file", file, "-db", db, "-lake", pg}, "a new lake on a PostgreSQL catalog needs its warehouse: -lake-warehouse"},
+		{[]string{"-file", file, "-db", db, "-lake", "s3://lake/evo"}, "want a directory or a postgres:// catalog"},
+		{[]string{"-file", file, "-db", db, "-lake", t.TempDir(), "-lake-warehouse", "s3://lake/evo"}, "-lake-warehouse goes with -lake postgres://"},
+	} {
+		var errOut bytes.Buffer
+		err := run(t.Context(), c.args, nil, io.Discard, &errOut)
+		if err == nil || !strings.Contains(errOut.String()+err.Error(), c.want) {
+			t.Errorf("%q: %v, %q; want %q", c.args, err, errOut.String(), c.want)
+		}
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-lake-warehouse", "s3://lake/evo"}, "as shard shard1: 16 tables"},
+		{nil, "as shard shard1: 0 tables, 0 rows"}, // the lake knows its warehouse
+	} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), append([]string{"-file", file, "-db", db, "-lake", pg}, c.args...), nil, &out, &errOut); err != nil {
+			t.Fatalf("load %d: %v\n%s", i+1, err, errOut.String())
+		}
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("load %d printed %q, want it to contain %q", i+1, out.String(), c.want)
+		}
+	}
+	var errOut bytes.Buffer
+	err := run(t.Context(), []string{"-file", file, "-db", db, "-lake", pg, "-lake-warehouse", "s3://lake/other"}, nil, io.Discard, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "its warehouse is s3://lake/evo, not s3://lake/other") {
+		t.Errorf("another warehouse: %v, want the lake's refusal naming both", err)
+	}
+}
