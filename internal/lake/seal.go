@@ -577,6 +577,13 @@ func watermarks(tbl *table.Table) map[string]string {
 	return out
 }
 
+// ErrRaced is a seal that found a table sealed by another process since it
+// began: another replica of the partition sealing the shard at the same
+// time (docs/scale.md), or two databases under one shard name. The tables
+// it committed before are exactly once as ever (each table's watermark is
+// its own); the next seal goes on from the other's.
+var ErrRaced = errors.New("another process sealed the shard meanwhile")
+
 // maxCommitTries bounds the commits of one file tried against a table
 // another process committed to meanwhile.
 const maxCommitTries = 50
@@ -604,7 +611,7 @@ func (l *Lake) commit(ctx context.Context, shard string, w written) error {
 		case got == w.mark && tbl.CurrentSnapshot() != nil:
 			return nil // committed already
 		case got != w.from:
-			return fmt.Errorf("shard %s's watermark moved from %q to %q while it sealed: is another process sealing it?", shard, w.from, got)
+			return fmt.Errorf("%w: shard %s's watermark moved from %q to %q while it sealed", ErrRaced, shard, w.from, got)
 		}
 		props := iceberg.Properties{}
 		for s, m := range marks {

@@ -51,7 +51,8 @@ type sealer struct {
 	statsMu sync.Mutex
 	seals   int64 // seals that committed something
 	empty   int64 // seals with nothing new
-	failed  int64
+	failed  int64 // seals that failed
+	raced   int64 // seals another replica got ahead of (lake.ErrRaced)
 	rows    int64
 	last    time.Time // of the last seal that succeeded
 	lastErr error
@@ -112,6 +113,9 @@ func (s *sealer) seal(ctx context.Context) (SealResult, error) {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	switch {
+	case errors.Is(err, lake.ErrRaced):
+		s.raced++
+		s.p.log.Info("another replica sealed the shard first; the next seal goes on from it", "shard", s.cfg.Shard, "err", err)
 	case err != nil:
 		s.failed++
 		s.lastErr = err
@@ -177,6 +181,8 @@ func (s *sealer) collectors() []prometheus.Collector {
 			read(func() float64 { return float64(s.empty) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_lake_seal_failures_total", Help: "Seals into the lake that failed (the lake is then as it was).", ConstLabels: l},
 			read(func() float64 { return float64(s.failed) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_lake_seal_races_total", Help: "Seals into the lake that stopped because another replica of the shard sealed it meanwhile (not failures: the next seal goes on from it).", ConstLabels: l},
+			read(func() float64 { return float64(s.raced) })),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_lake_sealed_rows_total", Help: "Rows sealed into the lake, all tables.", ConstLabels: l},
 			read(func() float64 { return float64(s.rows) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "evosignal_lake_last_seal_timestamp_seconds", Help: "Unix time of the last seal that succeeded.", ConstLabels: l},
