@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	_ "github.com/duckdb/duckdb-go/v2"
+
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
@@ -575,4 +577,118 @@ func TestHalfSealNotSeen(t *testing.T) {
 	if seals != 2 {
 		t.Errorf("lake_seals: last seal %d, want 2 (the stopped one's number is taken again)", seals)
 	}
+}
+
+// Expire leaves each table its last snapshots and removes the files only
+// the others referenced (the shard's replaced facts files): the lake then
+// answers as before, and seals go on from the watermarks.
+func TestExpireKeepsAnswers(t *testing.T) {
+	lk := local(filepath.Join(t.TempDir(), "lake"))
+	d := testdb.New(t, testdb.Options{Taxonomy: taxonomy.Default()})
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	const seals = retainLast + 3
+	for i := range seals {
+		d.Load(t, testdb.Synth(t, fmt.Sprintf("synth-%d", i), uint64(i+1), start.Add(time.Duration(i)*time.Hour), 3))
+		seal(t, lk, d.Store().DB(), "s1")
+	}
+	before := analyses(t, metrics.DB{DB: attached(t, lk)})
+	files := dataFiles(t, lk)
+	l := lk.open(t)
+	defer l.Close()
+	counts := snapshotCounts(t, l)
+	if n, err := l.Expire(context.Background(), time.Hour); err != nil || n != 0 {
+		t.Fatalf("Expire(1h) of snapshots younger than that: %d, %v; want 0, nil", n, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	n, err := l.Expire(context.Background(), time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each table keeps its last retainLast snapshots, and the warehouse
+	// holds the data files of those and no other.
+	var expired int
+	for _, c := range counts {
+		expired += max(0, c-retainLast)
+	}
+	if n != expired || n == 0 {
+		t.Errorf("Expire removed %d snapshots, want %d (%v)", n, expired, counts)
+	}
+	for name, c := range snapshotCounts(t, l) {
+		if c != min(counts[name], retainLast) {
+			t.Errorf("%s: %d snapshots after Expire, had %d, want %d", name, c, counts[name], min(counts[name], retainLast))
+		}
+	}
+	// Left: only the first seal's files of the tables it created empty
+	// (committed, but a scan plans no file of zero records).
+	ref := referencedFiles(t, l)
+	present, err := filepath.Glob(filepath.Join(lk.warehouse, "*", "*", "data", "*.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, p := range present {
+		if !ref["file://"+p] {
+			left = append(left, filepath.Base(filepath.Dir(filepath.Dir(p)))+"/"+filepath.Base(p))
+			if _, no, _ := fileSeal(p); no != 1 {
+				t.Errorf("Expire left %s, of seal %d, referenced by no snapshot", p, no)
+			}
+		}
+		delete(ref, "file://"+p)
+	}
+	if len(ref) > 0 {
+		t.Errorf("Expire removed files the snapshots left reference: %v", ref)
+	}
+	if len(present) >= files {
+		t.Errorf("after Expire the warehouse has %d data files, had %d", len(present), files)
+	}
+	if after := analyses(t, metrics.DB{DB: attached(t, lk)}); !maps.Equal(after, before) {
+		t.Errorf("the lake answers otherwise after Expire:\n%v\nwant\n%v", after, before)
+	}
+	d.Load(t, testdb.Synth(t, "synth-last", 99, start.Add(48*time.Hour), 3))
+	seal(t, lk, d.Store().DB(), "s1")
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, lk); got != want {
+		t.Errorf("after Expire and another seal the lake has %d events, the database %d", got, want)
+	}
+}
+
+// snapshotCounts returns how many snapshots each table of the lake has.
+func snapshotCounts(t *testing.T, l *Lake) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, tt := range tables {
+		tbl, err := l.cat.LoadTable(context.Background(), ident(tt.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[tt.name] = len(tbl.Metadata().Snapshots())
+	}
+	return out
+}
+
+// referencedFiles returns the data files any snapshot of the lake's tables
+// references.
+func referencedFiles(t *testing.T, l *Lake) map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]bool{}
+	for _, tt := range tables {
+		tbl, err := l.cat.LoadTable(ctx, ident(tt.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tbl.Metadata().Snapshots() {
+			tasks, err := tbl.Scan(table.WithSnapshotID(s.SnapshotID)).PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range tasks {
+				out[task.File.FilePath()] = true
+			}
+		}
+	}
+	return out
 }

@@ -28,7 +28,14 @@ type LakeConfig struct {
 	Shard string
 	// Every is how often to seal; 0 seals only on demand and on Close.
 	Every time.Duration
+	// Keep is how long the lake keeps a table's older snapshots
+	// (lake.Expire, at most hourly after a seal that committed); 0 keeps
+	// them all.
+	Keep time.Duration
 }
+
+// expireEvery is how often a sealer expires the lake's old snapshots.
+const expireEvery = time.Hour
 
 // SealResult is what one seal did.
 type SealResult struct {
@@ -56,6 +63,8 @@ type sealer struct {
 	rows    int64
 	last    time.Time // of the last seal that succeeded
 	lastErr error
+
+	expired time.Time // when the sealer last expired snapshots (under mu)
 }
 
 // startSealer stages the seals' files in the database's temp directory
@@ -128,6 +137,19 @@ func (s *sealer) seal(ctx context.Context) (SealResult, error) {
 		s.rows += r.Rows
 		s.last, s.lastErr = time.Now(), nil
 		s.p.log.Info("sealed into the lake", "shard", s.cfg.Shard, "tables", len(tables), "rows", r.Rows, "took", r.Took.Round(time.Millisecond))
+	}
+	if err == nil && len(tables) > 0 && s.cfg.Keep > 0 && time.Since(s.expired) >= expireEvery {
+		s.expired = time.Now()
+		// Unlocked: Expire takes the lake's commit lock, and the stats
+		// wait for nothing but it.
+		s.statsMu.Unlock()
+		n, err := s.cfg.Lake.Expire(ctx, s.cfg.Keep)
+		s.statsMu.Lock()
+		if err != nil {
+			s.p.log.Warn("expiring the lake's old snapshots failed; tried again in an hour", "err", err)
+		} else if n > 0 {
+			s.p.log.Info("expired the lake's old snapshots", "snapshots", n, "older than", s.cfg.Keep)
+		}
 	}
 	return r, err
 }

@@ -44,7 +44,7 @@ func TestReplicasSealOnce(t *testing.T) {
 		cfg.Ingest.Durable = "evosignal-ingest-p1-" + name
 		cfg.Ingest.FlushInterval = 20 * time.Millisecond
 		cfg.Ingest.FactsEvery = 50 * time.Millisecond
-		cfg.Lake = &pipeline.LakeConfig{Lake: l, Shard: shard}
+		cfg.Lake = &pipeline.LakeConfig{Lake: l, Shard: shard, Keep: time.Millisecond} // each replica expires after its first seal
 		for _, f := range local {
 			// Events of this database alone, before the stream's: its
 			// rowids are not the other replica's.

@@ -53,6 +53,7 @@ type options struct {
 	allowDead           bool
 	lake, shard         string
 	sealEvery           time.Duration
+	lakeKeep            time.Duration
 	lakeWarehouse       string
 	replica             string
 	rebuild             bool
@@ -80,6 +81,7 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.StringVar(&o.lakeWarehouse, "lake-warehouse", "", "with -lake postgres://…: where a new lake keeps its files, s3://BUCKET/PREFIX (credentials, region, endpoint: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL_S3) or a `directory`; recorded in the lake, needed only to create it")
 	fs.StringVar(&o.shard, "shard", "", "with -lake: this database's `name` in the lake (default with -file: the -db file's name without its extension; else the stream's name, with -p<K> for a partition: replicas of a partition share it)")
 	fs.DurationVar(&o.sealEvery, "seal-every", time.Minute, "with -lake, reading NATS: seal this often (0: only on POST /seal and on stop)")
+	fs.DurationVar(&o.lakeKeep, "lake-keep", 24*time.Hour, "with -lake, reading NATS: keep the lake's tables' snapshots this long, and expire older ones hourly with the files only they reference (a seal's replaced facts; 0: keep all)")
 	fs.StringVar(&o.replica, "replica", "", "another replica of the same stream or partition, `name`d: defaults -db and -consumer with -<name> (its own database and consumer; replicas share -shard and -query-subject, docs/scale.md)")
 	fs.BoolVar(&o.rebuild, "rebuild", false, "rebuild the typed tables and stored facts from the events table, then exit")
 	fs.BoolVar(&o.replay, "replay-dead-letters", false, "run the dead letters no replay resolved again through the current validation and store, print each outcome, then exit")
@@ -199,6 +201,12 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	if o.lakeWarehouse != "" && !lake.IsCatalogURI(o.lake) {
 		errs = append(errs, errors.New("-lake-warehouse goes with -lake postgres://… (a lake in a directory keeps its files inside it)"))
 	}
+	if set["lake-keep"] && (o.lake == "" || o.file != "") {
+		errs = append(errs, errors.New("-lake-keep goes with -lake, reading NATS"))
+	}
+	if o.lakeKeep < 0 {
+		errs = append(errs, errors.New("-lake-keep must not be negative"))
+	}
 	if o.sealEvery < 0 {
 		errs = append(errs, errors.New("-seal-every must not be negative"))
 	}
@@ -267,7 +275,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		defer l.Close()
-		o.cfg.Lake = &pipeline.LakeConfig{Lake: l, Shard: o.shard, Every: o.sealEvery}
+		o.cfg.Lake = &pipeline.LakeConfig{Lake: l, Shard: o.shard, Every: o.sealEvery, Keep: o.lakeKeep}
 	}
 	p, err := pipeline.Start(ctx, o.cfg)
 	if err != nil {
