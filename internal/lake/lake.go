@@ -46,7 +46,7 @@ import (
 // Format is the version of the lake's layout this package writes and
 // reads: its tables, their columns' types and the properties that record
 // watermarks. A lake of another format is refused (*FormatError).
-const Format = 2
+const Format = 3
 
 // namespace is the Iceberg namespace of every table of the lake.
 const namespace = "evosignal"

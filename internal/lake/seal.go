@@ -96,6 +96,7 @@ var tables = []sealedTable{
 	{"facts_pending", replaced, `SELECT * FROM facts_pending`},
 	{"session_facts_stored", replaced, `SELECT * FROM session_facts_stored`},
 	{"task_facts_stored", replaced, `SELECT * FROM task_facts_stored`},
+	{"dead_letters", replaced, `SELECT * FROM dead_letters`},
 	{"session_starts", appended, byEvent("session_starts")},
 	{"session_ends", appended, byEvent("session_ends")},
 	{"plans", appended, byEvent("plans")},

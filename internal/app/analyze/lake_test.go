@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,8 +25,14 @@ func sealShard(t *testing.T, dir, shard string, inputs ...testdb.Input) {
 // sealShardInto seals inputs into the lake uri as shard.
 func sealShardInto(t *testing.T, uri string, o lake.Options, shard string, inputs ...testdb.Input) {
 	t.Helper()
+	sealDB(t, uri, o, shard, testdb.Build(t, testdb.Options{}, inputs...))
+}
+
+// sealDB seals the database file into the lake uri as shard.
+func sealDB(t *testing.T, uri string, o lake.Options, shard, path string) {
+	t.Helper()
 	ctx := context.Background()
-	db, err := store.OpenReadOnly(ctx, testdb.Build(t, testdb.Options{}, inputs...))
+	db, err := store.OpenReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +53,22 @@ func sealShardInto(t *testing.T, uri string, o lake.Options, shard string, input
 // analyzers' DuckDB reads its files from).
 func TestLakeSameAsOneDatabase(t *testing.T) {
 	files := testdb.Files(t, testdb.SampleSessions(t)...)
-	one := testdb.Build(t, testdb.Options{}, files...)
+	// Shard b and the one database get a line that is no event too: a
+	// dead letter, which the report counts.
+	withDead := func(inputs ...testdb.Input) string {
+		d := testdb.New(t, testdb.Options{})
+		d.Load(t, inputs...)
+		if res := d.LoadResult(t, testdb.Lines("bad.jsonl", `{"specversion": "1.0", "not": "an event"}`)); res.DeadLetters != 1 {
+			t.Fatalf("the bad line: %+v, want a dead letter", res)
+		}
+		return d.Close(t)
+	}
+	one := withDead(files...)
+	b := withDead(files[len(files)/2:]...)
 	t.Run("dir", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "lake")
 		sealShard(t, dir, "a", files[:len(files)/2]...)
-		sealShard(t, dir, "b", files[len(files)/2:]...)
+		sealDB(t, dir, lake.Options{Create: true}, "b", b)
 		sameAsOneDatabase(t, one, "-lake", dir)
 	})
 	t.Run("postgres+s3", func(t *testing.T) {
@@ -58,10 +76,13 @@ func TestLakeSameAsOneDatabase(t *testing.T) {
 		pg := testkit.StartPostgres(t)
 		o := lake.Options{Create: true, Warehouse: "s3://lake/evo", Cache: t.TempDir()}
 		sealShardInto(t, pg, o, "a", files[:len(files)/2]...)
-		sealShardInto(t, pg, o, "b", files[len(files)/2:]...)
+		sealDB(t, pg, o, "b", b)
 		sameAsOneDatabase(t, one, "-lake", pg, "-lake-cache", t.TempDir())
 	})
 }
+
+// receivedAt is the time of a report's latest dead letter of a reason.
+var receivedAt = regexp.MustCompile(`"latest_at": "[^"]*"`)
 
 // sameAsOneDatabase runs the analyses with the flags of a lake and with -db
 // one, and compares their JSON.
@@ -84,6 +105,25 @@ func sameAsOneDatabase(t *testing.T, one string, lakeFlags ...string) {
 		if got != want {
 			t.Errorf("analyze %s -lake:\n%s\nwant (-db):\n%s", strings.Join(args, " "), got, want)
 		}
+	}
+	// The report: its JSON (the numbers of its HTML and Markdown too).
+	report := func(flags ...string) string {
+		out := t.TempDir()
+		var stdout, stderr strings.Builder
+		args := append([]string{"report", "-out", out, "-until", "2027-01-01", "-since", "800d"}, flags...)
+		if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("analyze %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		b, err := os.ReadFile(filepath.Join(out, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// When it ran, and when the dead letter was committed: the
+		// databases were written at other times.
+		return receivedAt.ReplaceAllString(string(generatedAt.ReplaceAll(b, nil)), "")
+	}
+	if got, want := report(lakeFlags...), report("-db", one); got != want {
+		t.Errorf("analyze report -lake: report.json\n%s\nwant (-db):\n%s", got, want)
 	}
 }
 

@@ -25,7 +25,8 @@ the one before.
 Writes into -out three files with the same numbers: report.html (one
 self-contained page: inline CSS and SVG charts, nothing fetched from the
 network), report.md and report.json (the stable shape, docs/analyze.md).
-It reads -db, or with -nats a running ingester's query service.
+It reads -db, or with -nats a running ingester's query service, or with
+-lake the shards' Iceberg lake.
 The window is [-since, -until): -since is a time, or a duration counted back
 from -until (default 24h); -until defaults to now. It is set against the
 window of the same length right before it: first-try success, replan and
@@ -45,6 +46,7 @@ type reportFlags struct {
 	cfg                                                            report.Config
 	conn                                                           bus.ConnConfig
 	read                                                           store.ReadOptions
+	lake                                                           lakeFlags
 }
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,7 +61,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.cfg.Taxonomy, err = loadTaxonomy(f.taxonomy); err != nil {
 		return err
 	}
-	c := &common{db: f.db, nats: f.nats, conn: f.conn, read: f.read}
+	c := &common{db: f.db, nats: f.nats, conn: f.conn, read: f.read, lake: f.lake}
 	src, closeDB, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -96,6 +98,7 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
+	f.lake.register(fs)
 	readFlags(fs, &f.read)
 	cli.ConnFlags(fs, &f.conn)
 	fs.StringVar(&f.nats, "nats", "", "read through the running ingester's query service at this NATS `URL` instead of -db (URL#subject for another subject)")
@@ -131,6 +134,9 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 	}
 	if f.out == "" {
 		errs = append(errs, errors.New("-out is required"))
+	}
+	if f.lake.uri != "" && f.nats != "" {
+		errs = append(errs, errors.New("-lake and -nats exclude each other"))
 	}
 	var err error
 	if cfg.Until, err = metrics.ParseTime(f.until, now); err != nil {
