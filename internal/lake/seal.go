@@ -735,7 +735,10 @@ func (l *Lake) create(ctx context.Context, w written) error {
 	if err != nil {
 		return err
 	}
-	props := iceberg.Properties{columnsProp: string(cols)}
+	// Merge the manifests: a fast append adds one manifest a commit, and a
+	// scan (every Attach) reads them all; merged, a table keeps about
+	// ManifestMinMergeCountDefault of them, however many seals it had.
+	props := iceberg.Properties{columnsProp: string(cols), table.ManifestMergeEnabledKey: "true"}
 	for col, typ := range w.types {
 		props[typeProp+col] = typ
 	}
