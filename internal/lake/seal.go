@@ -161,6 +161,10 @@ var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 type TableSeal struct {
 	Table string
 	Rows  int64 // rows in the file added (replaced: the shard's earlier file removed)
+	// Write is how long the table's Parquet file took to write (its
+	// query included), Commit its commit to the lake; for logs, not in
+	// POST /seal's answer.
+	Write, Commit time.Duration `json:"-"`
 }
 
 // beforeCommit, when set (by tests), runs after a seal has written its
@@ -210,10 +214,11 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 		if err := ctx.Err(); err != nil {
 			return done, fmt.Errorf("lake: seal %s: %w", shard, err)
 		}
+		t0 := time.Now()
 		if err := l.commit(ctx, shard, w); err != nil {
 			return done, fmt.Errorf("lake: seal %s into %s: %w", shard, w.table.name, err)
 		}
-		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows})
+		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows, Write: w.took, Commit: time.Since(t0)})
 		if afterCommit != nil {
 			afterCommit(w.table.name)
 		}
@@ -230,6 +235,7 @@ type written struct {
 	types      map[string]string // column → DuckDB type, of the columns stored as another
 	columns    [][2]string       // the database table's columns: name, DuckDB type
 	create     bool              // the lake has no such table yet
+	took       time.Duration     // writing the file, from the table's first query
 }
 
 // write writes, in one transaction of db (reading only), the Parquet file of each
@@ -268,6 +274,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 	var out []written
 	var events int64
 	for _, t := range tables {
+		t0 := time.Now()
 		from, exists := marks[t.name]
 		w := written{table: t, from: from, create: !exists}
 		q := t.rows
@@ -340,6 +347,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 				return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 			}
 		}
+		w.took = time.Since(t0)
 		out = append(out, w)
 	}
 	return out, nil
