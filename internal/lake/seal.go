@@ -47,7 +47,9 @@ const (
 	// place by the ingester's refresh: a session's facts change with every
 	// event it gets, and a session is never known to be final, so an
 	// append-only copy would keep stale rows. The facts are one row per
-	// session or per task, far fewer than the events.
+	// session or per task: the task facts nearly one per event (0.86 at
+	// 10M events), so each seal that sees them changed rewrites about as
+	// many rows as the events (BENCHMARKS.md, "The lake at 10M events").
 	replaced
 	// marker: the seals table, one row per seal that committed
 	// something, committed after every other table of the seal. Its
