@@ -118,11 +118,19 @@ func completeFiles(ctx context.Context, tbl *table.Table, mode mode, complete ma
 		if err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
+		// A file larger than the table's read.split.target-size (128 MiB
+		// by default) is planned as several tasks, one per range of its
+		// row groups: the views read each file once, whole.
+		seen := map[string]bool{}
 		for _, task := range tasks {
 			if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0 {
 				return nil, errors.New("it has delete files, which this evosignal does not write nor read")
 			}
 			p := task.File.FilePath()
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
 			shard, no, ok := fileSeal(p)
 			if !ok {
 				if first {

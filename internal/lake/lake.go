@@ -365,3 +365,15 @@ func (l *Lake) mutex() *sync.Mutex {
 
 // ident is the Iceberg identifier of the lake's table name.
 func ident(name string) table.Identifier { return table.Identifier{namespace, name} }
+
+// Tables returns the names of the database's tables a seal writes into the
+// lake, in the order it writes them (the lake's own seals table aside).
+func Tables() []string {
+	var out []string
+	for _, t := range tables {
+		if t.mode != marker {
+			out = append(out, t.name)
+		}
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/duckdb/duckdb-go/v2"
 
@@ -271,6 +272,99 @@ func TestLakeKeepsTypes(t *testing.T) {
 	if hashes != n {
 		t.Errorf("lake: %d distinct key hashes, database %d events", hashes, n)
 	}
+}
+
+// A shard's first seal writes each appended table whole, a later one the
+// rows of its new events: either way the lake holds the database's rows,
+// each once.
+func TestSealsWriteTheDatabasesRows(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	d := testdb.New(t, testdb.Options{Taxonomy: taxonomy.Default(), BatchSize: 50})
+	dir := t.TempDir()
+	// digest is what the seal compares replaced tables by: the rows'
+	// count and the sum of their hashes.
+	digest := func(db *sql.DB, table string) string {
+		var s string
+		if err := db.QueryRow(`SELECT count(*) || ':' || coalesce(sum(hash(t)), 0) FROM ` + table + ` t`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for i, in := range []testdb.Input{testdb.Synth(t, "synth-1", 1, start, 40), testdb.Synth(t, "synth-2", 2, start.Add(24*time.Hour), 30)} {
+		d.Load(t, in)
+		seal(t, local(dir), d.Store().DB(), "s1")
+		lakeDB := attached(t, local(dir))
+		for _, table := range tables {
+			if table.mode != appended {
+				continue
+			}
+			if want, got := digest(d.Store().DB(), table.name), digest(lakeDB, table.name); got != want {
+				t.Errorf("after seal %d, %s: lake %s, database %s (rows:hashes)", i+1, table.name, got, want)
+			}
+		}
+	}
+}
+
+// A file larger than a table's read.split.target-size, which iceberg-go
+// plans as a task per range of its row groups, is read once, and a
+// replaced table's such file is replaced once.
+func TestSplitFileReadOnce(t *testing.T) {
+	ctx := context.Background()
+	parquetOptions = "FORMAT parquet, ROW_GROUP_SIZE 2048"
+	t.Cleanup(func() { parquetOptions = "FORMAT parquet" })
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	d := testdb.New(t, testdb.Options{Taxonomy: taxonomy.Default(), BatchSize: 50})
+	d.Load(t, testdb.Synth(t, "synth-1", 1, start, 600))
+	dir := t.TempDir()
+	seal(t, local(dir), d.Store().DB(), "s1")
+	split := func() {
+		l, err := Open(ctx, dir, Options{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		for _, name := range []string{"events", "task_facts_stored"} {
+			tbl, err := l.cat.LoadTable(ctx, ident(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx := tbl.NewTransaction()
+			if err := tx.SetProperties(iceberg.Properties{"read.split.target-size": "1"}); err != nil {
+				t.Fatal(err)
+			}
+			if tbl, err = tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			tasks, err := tbl.Scan().PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tasks) < 2 {
+				t.Fatalf("%s: %d scan tasks, want its file split in several", name, len(tasks))
+			}
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		lakeDB := attached(t, local(dir))
+		for _, name := range []string{"events", "task_facts_stored"} {
+			var want, got int64
+			if err := d.Store().DB().QueryRow("SELECT count(*) FROM " + name).Scan(&want); err != nil {
+				t.Fatal(err)
+			}
+			if err := lakeDB.QueryRow("SELECT count(*) FROM " + name).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("%s, %s: lake %d rows, database %d", when, name, got, want)
+			}
+		}
+	}
+	split()
+	check("first seal")
+	d.Load(t, testdb.Synth(t, "synth-2", 2, start.Add(24*time.Hour), 30))
+	seal(t, local(dir), d.Store().DB(), "s1")
+	check("second seal")
 }
 
 // A seal stopped after writing its files and before committing leaves the

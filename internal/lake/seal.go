@@ -49,7 +49,9 @@ const (
 	// place by the ingester's refresh: a session's facts change with every
 	// event it gets, and a session is never known to be final, so an
 	// append-only copy would keep stale rows. The facts are one row per
-	// session or per task, far fewer than the events.
+	// session or per task: the task facts nearly one per event (0.86 at
+	// 10M events), so each seal that sees them changed rewrites about as
+	// many rows as the events (BENCHMARKS.md, "The lake at 10M events").
 	replaced
 	// marker: the seals table, one row per seal that committed
 	// something, committed after every other table of the seal. Its
@@ -164,7 +166,15 @@ var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 type TableSeal struct {
 	Table string
 	Rows  int64 // rows in the file added (replaced: the shard's earlier file removed)
+	// Write is how long the table's Parquet file took to write (its
+	// query included), Commit its commit to the lake; for logs, not in
+	// POST /seal's answer.
+	Write, Commit time.Duration `json:"-"`
 }
+
+// parquetOptions are the options of the seal's COPY to a Parquet file
+// (tests write small row groups).
+var parquetOptions = "FORMAT parquet"
 
 // beforeCommit, when set (by tests), runs after a seal has written its
 // Parquet files and before it commits any; afterCommit after each commit.
@@ -214,10 +224,11 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 		if err := ctx.Err(); err != nil {
 			return done, fmt.Errorf("lake: seal %s: %w", shard, err)
 		}
+		t0 := time.Now()
 		if err := l.commit(ctx, shard, w); err != nil {
 			return done, fmt.Errorf("lake: seal %s into %s: %w", shard, w.table.name, err)
 		}
-		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows})
+		done = append(done, TableSeal{Table: w.table.name, Rows: w.rows, Write: w.took, Commit: time.Since(t0)})
 		if afterCommit != nil {
 			afterCommit(w.table.name)
 		}
@@ -235,6 +246,7 @@ type written struct {
 	types      map[string]string // column → DuckDB type, of the columns stored as another
 	columns    [][2]string       // the database table's columns: name, DuckDB type
 	create     bool              // the lake has no such table yet
+	took       time.Duration     // writing the file, from the table's first query
 }
 
 // write writes, in one transaction of db (reading only), the Parquet file of each
@@ -273,6 +285,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 	var out []written
 	var events int64
 	for _, t := range tables {
+		t0 := time.Now()
 		from, exists := marks[t.name]
 		w := written{table: t, from: from, create: !exists}
 		q := t.rows
@@ -286,7 +299,17 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 				continue // this database is behind what the lake has of the shard
 			}
 			w.mark = mark
-			q = strings.ReplaceAll(q, "$new", cond)
+			if from == "" {
+				// The shard's first seal of the table takes every event
+				// this transaction sees, so every row of the table (an
+				// event's typed rows commit with it): the whole table,
+				// without joining it with the keys of every event (a hash
+				// table of all of them, for each typed table: a third of
+				// the first seal of 10M events, BENCHMARKS.md).
+				q = `SELECT * FROM ` + t.name
+			} else {
+				q = strings.ReplaceAll(q, "$new", cond)
+			}
 		case replaced:
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) || ':' || coalesce(sum(hash(t)), 0) FROM `+t.name+` t`).Scan(&w.mark); err != nil {
 				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
@@ -326,7 +349,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		if err != nil {
 			return nil, err
 		}
-		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO `+literal(to)+` (FORMAT parquet)`)
+		res, err := tx.ExecContext(ctx, `COPY (SELECT `+sel+` FROM (`+q+`)) TO `+literal(to)+` (`+parquetOptions+`)`)
 		if err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
@@ -339,6 +362,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		if w.local, err = l.place(ctx, to, w.loc); err != nil {
 			return nil, fmt.Errorf("lake: write %s: %w", t.name, err)
 		}
+		w.took = time.Since(t0)
 		out = append(out, w)
 	}
 	return out, nil
@@ -680,9 +704,12 @@ func shardFiles(ctx context.Context, tbl *table.Table, shard string) ([]string, 
 		return nil, err
 	}
 	var out []string
+	seen := map[string]bool{} // a large file is planned as several tasks (completeFiles)
 	for _, t := range tasks {
-		if s, _, ok := fileSeal(t.File.FilePath()); ok && s == shard {
-			out = append(out, t.File.FilePath())
+		p := t.File.FilePath()
+		if s, _, ok := fileSeal(p); ok && s == shard && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
 		}
 	}
 	return out, nil

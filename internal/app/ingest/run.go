@@ -369,6 +369,8 @@ func sealLake(ctx context.Context, o *options, stdout io.Writer) error {
 	var rows int64
 	for _, s := range sealed {
 		rows += s.Rows
+		o.cfg.Log.Debug("sealed table", "table", s.Table, "rows", s.Rows,
+			"write", s.Write.Round(time.Millisecond), "commit", s.Commit.Round(time.Millisecond))
 	}
 	fmt.Fprintf(stdout, "sealed %s into lake %s as shard %s: %d tables, %d rows (%s)\n",
 		o.cfg.DB, l.Name(), o.shard, len(sealed), rows, time.Since(t0).Round(time.Millisecond))
