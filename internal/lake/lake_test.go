@@ -435,7 +435,7 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{})
+	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{}, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -691,4 +691,55 @@ func referencedFiles(t *testing.T, l *Lake) map[string]bool {
 		}
 	}
 	return out
+}
+
+// A seal stopped after its last table's commit, before the seals table's,
+// is completed by the next seal of the shard even when the database has
+// nothing new since: its events are seen then, once.
+func TestHalfSealCompletedWithNothingNew(t *testing.T) {
+	ctx := context.Background()
+	d := testdb.New(t, testdb.Options{})
+	samples := testdb.Files(t, testdb.SampleSessions(t)...)
+	d.Load(t, samples[:3]...)
+	dir := t.TempDir()
+	seal(t, local(dir), d.Store().DB(), "s1")
+	before := eventCount(t, local(dir))
+
+	d.Load(t, samples[3:]...)
+	l, err := Open(ctx, dir, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	afterCommit = func(table string) {
+		if table == "events" { // every table but the seals table is in
+			cancel()
+		}
+	}
+	t.Cleanup(func() { afterCommit = nil })
+	done, err := l.Seal(cctx, d.Store().DB(), "s1")
+	l.Close()
+	afterCommit = nil
+	if !errors.Is(err, context.Canceled) || len(done) == 0 || done[len(done)-1].Table != "events" {
+		t.Fatalf("seal stopped after events: committed %+v, error %v", done, err)
+	}
+	if got := eventCount(t, local(dir)); got != before {
+		t.Fatalf("a half seal is seen: %d events, before it %d", got, before)
+	}
+	seal(t, local(dir), d.Store().DB(), "s1")
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, local(dir)); got != want {
+		t.Fatalf("after the next seal, nothing new in the database: the lake has %d events, the database %d", got, want)
+	}
+	var seals int64
+	attached(t, local(dir)).QueryRow(`SELECT max(seal) FROM lake_seals`).Scan(&seals)
+	if seals != 2 {
+		t.Errorf("lake_seals: last seal %d, want 2", seals)
+	}
+	if got := seal(t, local(dir), d.Store().DB(), "s1"); len(got) != 0 {
+		t.Errorf("a seal with nothing new after the completed one committed %+v", got)
+	}
 }
