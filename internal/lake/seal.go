@@ -180,6 +180,32 @@ var (
 	afterCommit  func(table string)
 )
 
+// HoldEnv is a test-only environment variable: TABLE:FILE makes every seal
+// of the process, right after its commit to TABLE, create FILE and then
+// wait for ever, holding the seal (and the process's seals) until the
+// process is killed. The acceptance test of docs/scale.md
+// (internal/workshop/scaletest) SIGKILLs an ingester in the middle of a
+// seal so. Nothing else sets it.
+const HoldEnv = "EVOSIGNAL_TEST_SEAL_HOLD"
+
+func init() {
+	table, file, ok := strings.Cut(os.Getenv(HoldEnv), ":")
+	if !ok || table == "" || file == "" {
+		return
+	}
+	afterCommit = func(t string) {
+		if t != table {
+			return
+		}
+		if err := os.WriteFile(file, []byte(t+"\n"), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", HoldEnv, err)
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+}
+
 // Seal writes what db, the shard's DuckDB, holds and the lake does not yet
 // into the lake, and commits it: for each table, the rows of the events
 // sealed since the shard's last seal, or the shard's stored facts when they
