@@ -363,7 +363,11 @@ func sealChild(spec string) int {
 		return 1
 	}
 	defer db.Close()
-	l, err := Open(ctx, f[0], Options{Create: true})
+	o := Options{Create: true}
+	if len(f) > 3 {
+		o.Warehouse = f[3]
+	}
+	l, err := Open(ctx, f[0], o)
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
@@ -380,13 +384,27 @@ func sealChild(spec string) int {
 // commit their rows once: a commit another process got in before is tried
 // again on the new snapshot with the same files.
 func TestSealsFromProcesses(t *testing.T) {
-	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	dir := filepath.Join(t.TempDir(), "lake")
 	l, err := Open(context.Background(), dir, Options{Create: true}) // the catalog, before the children race to create it
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
+	sealsFromProcesses(t, local(dir))
+}
+
+// Processes that create a new lake on a PostgreSQL catalog at once (the
+// catalog's tables, the namespace, the lake's tables), each sealing a
+// shard, all succeed: several ingesters started on a new lake.
+func TestSealsFromProcessesNewRemoteLake(t *testing.T) {
+	sealsFromProcesses(t, remote(t))
+}
+
+// sealsFromProcesses seals four databases, each from a process of its
+// own, at once into the lake lk, each as a shard: the lake holds every
+// event of them.
+func sealsFromProcesses(t *testing.T, lk where) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	const shards = 4
 	var want int64
 	cmds := make([]*exec.Cmd, shards)
@@ -404,7 +422,7 @@ func TestSealsFromProcesses(t *testing.T) {
 		}
 		want += n
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+dir+"\t"+path+"\tshard-"+strconv.Itoa(i))
+		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+lk.uri+"\t"+path+"\tshard-"+strconv.Itoa(i)+"\t"+lk.o.Warehouse)
 		cmds[i] = cmd
 	}
 	outs := make([]bytes.Buffer, shards)
@@ -419,7 +437,7 @@ func TestSealsFromProcesses(t *testing.T) {
 			t.Errorf("shard-%d: %v: %s", i, err, outs[i].String())
 		}
 	}
-	if got := eventCount(t, local(dir)); got != want {
+	if got := eventCount(t, lk); got != want {
 		t.Errorf("the lake has %d events, the shards %d", got, want)
 	}
 }
