@@ -354,7 +354,10 @@ func (l *Lake) checkFormat(ctx context.Context, o Options) error {
 	}
 	l.base = loc
 	if !strings.HasPrefix(loc, "file://") {
-		if l.fs, err = icebergio.LoadFS(ctx, l.props, loc); err != nil {
+		// The file system keeps the context it is loaded with for every
+		// operation after: the lake's, not Open's (an ingester seals once
+		// more on stop, after its context is cancelled).
+		if l.fs, err = icebergio.LoadFS(context.WithoutCancel(ctx), l.props, loc); err != nil {
 			return fmt.Errorf("lake %s: warehouse %s: %w", l.name, loc, err)
 		}
 	}

@@ -761,3 +761,29 @@ func TestHalfSealCompletedWithNothingNew(t *testing.T) {
 		t.Errorf("a seal with nothing new after the completed one committed %+v", got)
 	}
 }
+
+// A remote lake seals and reads after the context it was opened with is
+// cancelled: the last seal of an ingester runs after its stop cancelled
+// the context the lake was opened with.
+func TestRemoteLakeOutlivesOpenContext(t *testing.T) {
+	lk := remote(t)
+	d := testdb.New(t, testdb.Options{})
+	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
+	octx, cancel := context.WithCancel(context.Background())
+	l, err := Open(octx, lk.uri, lk.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cancel()
+	if _, err := l.Seal(context.Background(), d.Store().DB(), "s1"); err != nil {
+		t.Fatalf("seal after the open's context was cancelled: %v", err)
+	}
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, lk); got != want {
+		t.Fatalf("the lake has %d events, the database %d", got, want)
+	}
+}
