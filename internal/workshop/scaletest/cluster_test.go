@@ -13,13 +13,13 @@ import (
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
-// TestBeyondOneMachine is the acceptance test of docs/scale.md on a file
-// lake; see beyondOneMachine.
+// TestBeyondOneMachine is the acceptance test of docs/scale.md, on a lake
+// with a PostgreSQL catalog and an S3 warehouse; see beyondOneMachine.
 func TestBeyondOneMachine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: three nats-server processes, six ingesters, SIGKILLs under load")
 	}
-	beyondOneMachine(t, fileLake(t))
+	beyondOneMachine(t, remoteLake(t))
 }
 
 // beyondOneMachine: three nats-server processes in a JetStream cluster, the

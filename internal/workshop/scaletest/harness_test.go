@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -30,11 +29,18 @@ type lakeSpec struct {
 	env     []string // every command's environment
 }
 
-// fileLake is a lake in a directory of the test: its SQLite catalog and
-// file warehouse.
-func fileLake(t *testing.T) lakeSpec {
-	dir := filepath.Join(t.TempDir(), "lake")
-	return lakeSpec{ingest: []string{"-lake", dir}, analyze: []string{"-lake", dir}, env: os.Environ()}
+// remoteLake is a lake beyond one machine: its catalog in a PostgreSQL
+// server and its warehouse in a bucket of an S3 server, both started for
+// the test; the analyzers cache the files they read in a directory of
+// the test.
+func remoteLake(t *testing.T) lakeSpec {
+	s3 := testkit.StartS3(t, "lake")
+	pg := testkit.StartPostgres(t)
+	return lakeSpec{
+		ingest:  []string{"-lake", pg, "-lake-warehouse", "s3://lake/evo"},
+		analyze: []string{"-lake", pg, "-lake-cache", t.TempDir()},
+		env:     append(os.Environ(), s3.Env()...),
+	}
 }
 
 // binaries are the commands the tests run, built from this module.
@@ -200,11 +206,36 @@ var analyses = [][]string{
 	{"sql", "SELECT source, id, type, session, seq FROM events ORDER BY source, id"},
 }
 
+// factsDigest digests the stored facts the views read.
+const factsDigest = `SELECT (SELECT count(*) || ':' || coalesce(sum(hash(f)), 0) FROM session_facts_stored f) AS session_facts,
+	(SELECT count(*) || ':' || coalesce(sum(hash(f)), 0) FROM task_facts_stored f) AS task_facts,
+	(SELECT count(*) FROM facts_pending) AS pending`
+
+// snapshot are the commands that tell whether a lake's snapshot, as the
+// analyzers see it, has changed: every table's rows, the events' keys, the
+// stored facts, and analyses over the facts.
+var snapshot = [][]string{
+	{"sql", typedCounts},
+	{"sql", "SELECT source, id, type, session, seq FROM events ORDER BY source, id"},
+	{"sql", factsDigest},
+	{"replans"},
+	{"hints", "-min-calls", "1"},
+}
+
 // outputs runs every analysis over src.
 func outputs(t *testing.T, bin string, env, src []string) map[string]string {
 	t.Helper()
+	return run(t, bin, env, src, analyses)
+}
+
+// run runs the commands over src, their outputs by command line.
+func run(t *testing.T, bin string, env, src []string, commands [][]string) map[string]string {
+	t.Helper()
+	defer func(t0 time.Time) {
+		t.Logf("the analyses over %s took %s", strings.Join(src, " "), time.Since(t0).Round(time.Millisecond))
+	}(time.Now())
 	out := map[string]string{}
-	for _, a := range analyses {
+	for _, a := range commands {
 		o, err := analyze(bin, env, src, a[0], a[1:]...)
 		if err != nil {
 			t.Fatal(err)
@@ -218,9 +249,11 @@ func outputs(t *testing.T, bin string, env, src []string) map[string]string {
 // want's, byte for byte, showing where they part.
 func sameOutputs(t *testing.T, got, want map[string]string, gotName, wantName string) {
 	t.Helper()
-	for _, a := range analyses {
-		k := strings.Join(a, " ")
-		g, w := got[k], want[k]
+	if len(got) != len(want) {
+		t.Fatalf("%d outputs %s, %d %s", len(got), gotName, len(want), wantName)
+	}
+	for k, w := range want {
+		g := got[k]
 		if g == w {
 			continue
 		}

@@ -16,13 +16,13 @@ import (
 	"github.com/evosignal/evosignal/internal/workshop/testkit"
 )
 
-// TestSIGKILLDuringSeal is the test of a shard dying mid-seal on a file
-// lake; see sigkillDuringSeal.
+// TestSIGKILLDuringSeal is the test of a shard dying mid-seal, on a lake
+// with a PostgreSQL catalog and an S3 warehouse; see sigkillDuringSeal.
 func TestSIGKILLDuringSeal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: an ingester SIGKILLed in two seals, a nats-server process")
 	}
-	sigkillDuringSeal(t, fileLake(t))
+	sigkillDuringSeal(t, remoteLake(t))
 }
 
 // sigkillDuringSeal: an ingester (a child process, on a nats-server
@@ -33,8 +33,9 @@ func TestSIGKILLDuringSeal(t *testing.T) {
 // and most typed tables committed, not the events): the ingester is
 // SIGKILLed there. Restarted, its next seal is held and SIGKILLed after
 // its commit to the events table (every table but the seals table
-// committed). After each SIGKILL every analysis over the lake prints what
-// it printed before those seals. Restarted once more with nothing new to
+// committed). After each SIGKILL the lake, as the analyzers see it, is what
+// it was before those seals: every table's rows, the events' keys, the
+// stored facts and the analyses over them print as before. Restarted once more with nothing new to
 // ingest, the ingester's next seal (POST /seal) completes the stopped one: the lake
 // holds every event once, and every analysis prints what it prints over
 // one database loaded with the same events by ingest -file.
@@ -113,7 +114,7 @@ func sigkillDuringSeal(t *testing.T, lk lakeSpec) {
 	if err := p.Stop(time.Minute); err != nil {
 		t.Fatalf("ingester on SIGTERM: %v", err)
 	}
-	before := outputs(t, bin.analyze, lk.env, lk.analyze)
+	before := run(t, bin.analyze, lk.env, lk.analyze, snapshot)
 	first := jr.sent.Load()
 	t.Logf("sealed %d events on stop", first)
 
@@ -121,12 +122,12 @@ func sigkillDuringSeal(t *testing.T, lk lakeSpec) {
 	publish(p, 6_000)
 	killInSeal(p, held)
 	t.Logf("SIGKILLed the ingester in a seal of %d more events, after its commit to tool_calls", jr.sent.Load()-first)
-	sameOutputs(t, outputs(t, bin.analyze, lk.env, lk.analyze), before, "after a SIGKILL after tool_calls", "before")
+	sameOutputs(t, run(t, bin.analyze, lk.env, lk.analyze, snapshot), before, "after a SIGKILL after tool_calls", "before")
 
 	p, held = start("events")
 	killInSeal(p, held)
 	t.Log("SIGKILLed the ingester in its next seal, after its commit to events")
-	sameOutputs(t, outputs(t, bin.analyze, lk.env, lk.analyze), before, "after a SIGKILL after events", "before")
+	sameOutputs(t, run(t, bin.analyze, lk.env, lk.analyze, snapshot), before, "after a SIGKILL after events", "before")
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -153,7 +154,11 @@ func sigkillDuringSeal(t *testing.T, lk lakeSpec) {
 	exactlyOnce(t, bin, lk, jr.sent.Load())
 	one := filepath.Join(dir, "one.duckdb")
 	loadFile(t, bin, jr, one)
-	sameOutputs(t, outputs(t, bin.analyze, lk.env, lk.analyze), outputs(t, bin.analyze, lk.env, []string{"-db", one}), "-lake", "-db (ingest -file)")
+	final := outputs(t, bin.analyze, lk.env, lk.analyze)
+	sameOutputs(t, final, outputs(t, bin.analyze, lk.env, []string{"-db", one}), "-lake", "-db (ingest -file)")
+	if k := "sql " + typedCounts; final[k] == before[k] {
+		t.Errorf("the lake's tables after the completed seal are as before it: %s", final[k])
+	}
 	out, err := analyze(bin.analyze, lk.env, lk.analyze, "sql", "SELECT shard, seal, events FROM lake_seals ORDER BY seal")
 	if err != nil {
 		t.Fatal(err)
