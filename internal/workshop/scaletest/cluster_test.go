@@ -179,6 +179,6 @@ func beyondOneMachine(t *testing.T, lk lakeSpec) {
 		t.Logf("%s", strings.Join(strings.Fields(out), " "))
 	}
 	for _, p := range ings {
-		t.Logf("%s: %d failed seals (logged)", p.Name, strings.Count(p.Output.String(), "seal into the lake failed"))
+		t.Logf("%s: %d seals failed (a race with the other replica is not a failure)", p.Name, strings.Count(p.Output.String(), "seal into the lake failed"))
 	}
 }
