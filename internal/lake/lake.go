@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -39,6 +40,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// warehouses
 	"github.com/apache/iceberg-go/table"
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL catalog's driver
 	_ "modernc.org/sqlite"             // the SQLite catalog's driver, pure Go
 )
@@ -222,12 +224,36 @@ func openPostgres(ctx context.Context, uri string, o Options) (*Lake, error) {
 		return nil, fmt.Errorf("lake %s: catalog: %w", name, err)
 	}
 	props := s3Props()
-	cat, err := sqlcat.NewCatalog("evosignal", db, sqlcat.Postgres, props)
+	// The catalog creates its tables if missing (CREATE TABLE IF NOT
+	// EXISTS), which fails in PostgreSQL when another process creates
+	// them at the same moment: several ingesters started on a new lake.
+	// The tables are there then: open it again.
+	var cat *sqlcat.Catalog
+	for try := 1; ; try++ {
+		cat, err = sqlcat.NewCatalog("evosignal", db, sqlcat.Postgres, props)
+		if err == nil || !createdConcurrently(err) || try == 5 {
+			break
+		}
+		time.Sleep(time.Duration(try*50) * time.Millisecond)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("lake %s: catalog: %w", name, err)
 	}
 	return &Lake{name: name, key: uri, db: db, cat: cat, props: props}, nil
+}
+
+// createdConcurrently tells whether PostgreSQL refused to create a table
+// (or its row type) because another transaction created it meanwhile:
+// duplicate_table (42P07), or unique_violation (23505) on the catalog's
+// index of type names, which CREATE TABLE IF NOT EXISTS may meet.
+func createdConcurrently(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "42P07" || pe.Code == "23505"
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "(SQLSTATE 42P07)") || strings.Contains(msg, "(SQLSTATE 23505)")
 }
 
 // s3Props are the S3 client's settings from the environment AWS's tools
@@ -328,7 +354,10 @@ func (l *Lake) checkFormat(ctx context.Context, o Options) error {
 	}
 	l.base = loc
 	if !strings.HasPrefix(loc, "file://") {
-		if l.fs, err = icebergio.LoadFS(ctx, l.props, loc); err != nil {
+		// The file system keeps the context it is loaded with for every
+		// operation after: the lake's, not Open's (an ingester seals once
+		// more on stop, after its context is cancelled).
+		if l.fs, err = icebergio.LoadFS(context.WithoutCancel(ctx), l.props, loc); err != nil {
 			return fmt.Errorf("lake %s: warehouse %s: %w", l.name, loc, err)
 		}
 	}

@@ -457,7 +457,11 @@ func sealChild(spec string) int {
 		return 1
 	}
 	defer db.Close()
-	l, err := Open(ctx, f[0], Options{Create: true})
+	o := Options{Create: true}
+	if len(f) > 3 {
+		o.Warehouse = f[3]
+	}
+	l, err := Open(ctx, f[0], o)
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")
 		return 1
@@ -474,13 +478,27 @@ func sealChild(spec string) int {
 // commit their rows once: a commit another process got in before is tried
 // again on the new snapshot with the same files.
 func TestSealsFromProcesses(t *testing.T) {
-	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	dir := filepath.Join(t.TempDir(), "lake")
 	l, err := Open(context.Background(), dir, Options{Create: true}) // the catalog, before the children race to create it
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
+	sealsFromProcesses(t, local(dir))
+}
+
+// Processes that create a new lake on a PostgreSQL catalog at once (the
+// catalog's tables, the namespace, the lake's tables), each sealing a
+// shard, all succeed: several ingesters started on a new lake.
+func TestSealsFromProcessesNewRemoteLake(t *testing.T) {
+	sealsFromProcesses(t, remote(t))
+}
+
+// sealsFromProcesses seals four databases, each from a process of its
+// own, at once into the lake lk, each as a shard: the lake holds every
+// event of them.
+func sealsFromProcesses(t *testing.T, lk where) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	const shards = 4
 	var want int64
 	cmds := make([]*exec.Cmd, shards)
@@ -498,7 +516,7 @@ func TestSealsFromProcesses(t *testing.T) {
 		}
 		want += n
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+dir+"\t"+path+"\tshard-"+strconv.Itoa(i))
+		cmd.Env = append(os.Environ(), "EVOSIGNAL_LAKE_SEAL="+lk.uri+"\t"+path+"\tshard-"+strconv.Itoa(i)+"\t"+lk.o.Warehouse)
 		cmds[i] = cmd
 	}
 	outs := make([]bytes.Buffer, shards)
@@ -513,7 +531,7 @@ func TestSealsFromProcesses(t *testing.T) {
 			t.Errorf("shard-%d: %v: %s", i, err, outs[i].String())
 		}
 	}
-	if got := eventCount(t, local(dir)); got != want {
+	if got := eventCount(t, lk); got != want {
 		t.Errorf("the lake has %d events, the shards %d", got, want)
 	}
 }
@@ -529,7 +547,7 @@ func TestRetriedCommitNotTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{})
+	ws, err := l.write(ctx, d.Store().DB(), "s1", map[string]string{}, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -785,4 +803,81 @@ func referencedFiles(t *testing.T, l *Lake) map[string]bool {
 		}
 	}
 	return out
+}
+
+// A seal stopped after its last table's commit, before the seals table's,
+// is completed by the next seal of the shard even when the database has
+// nothing new since: its events are seen then, once.
+func TestHalfSealCompletedWithNothingNew(t *testing.T) {
+	ctx := context.Background()
+	d := testdb.New(t, testdb.Options{})
+	samples := testdb.Files(t, testdb.SampleSessions(t)...)
+	d.Load(t, samples[:3]...)
+	dir := t.TempDir()
+	seal(t, local(dir), d.Store().DB(), "s1")
+	before := eventCount(t, local(dir))
+
+	d.Load(t, samples[3:]...)
+	l, err := Open(ctx, dir, Options{Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	afterCommit = func(table string) {
+		if table == "events" { // every table but the seals table is in
+			cancel()
+		}
+	}
+	t.Cleanup(func() { afterCommit = nil })
+	done, err := l.Seal(cctx, d.Store().DB(), "s1")
+	l.Close()
+	afterCommit = nil
+	if !errors.Is(err, context.Canceled) || len(done) == 0 || done[len(done)-1].Table != "events" {
+		t.Fatalf("seal stopped after events: committed %+v, error %v", done, err)
+	}
+	if got := eventCount(t, local(dir)); got != before {
+		t.Fatalf("a half seal is seen: %d events, before it %d", got, before)
+	}
+	seal(t, local(dir), d.Store().DB(), "s1")
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, local(dir)); got != want {
+		t.Fatalf("after the next seal, nothing new in the database: the lake has %d events, the database %d", got, want)
+	}
+	var seals int64
+	attached(t, local(dir)).QueryRow(`SELECT max(seal) FROM lake_seals`).Scan(&seals)
+	if seals != 2 {
+		t.Errorf("lake_seals: last seal %d, want 2", seals)
+	}
+	if got := seal(t, local(dir), d.Store().DB(), "s1"); len(got) != 0 {
+		t.Errorf("a seal with nothing new after the completed one committed %+v", got)
+	}
+}
+
+// A remote lake seals and reads after the context it was opened with is
+// cancelled: the last seal of an ingester runs after its stop cancelled
+// the context the lake was opened with.
+func TestRemoteLakeOutlivesOpenContext(t *testing.T) {
+	lk := remote(t)
+	d := testdb.New(t, testdb.Options{})
+	d.Load(t, testdb.Files(t, testdb.SampleSessions(t)...)...)
+	octx, cancel := context.WithCancel(context.Background())
+	l, err := Open(octx, lk.uri, lk.o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cancel()
+	if _, err := l.Seal(context.Background(), d.Store().DB(), "s1"); err != nil {
+		t.Fatalf("seal after the open's context was cancelled: %v", err)
+	}
+	var want int64
+	if err := d.Store().DB().QueryRow(`SELECT count(*) FROM events`).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventCount(t, lk); got != want {
+		t.Fatalf("the lake has %d events, the database %d", got, want)
+	}
 }

@@ -159,6 +159,13 @@ const columnsProp = "evosignal.columns"
 // shard's, copied from the snapshot it replaces.
 const sealProp = "evosignal.seal."
 
+// sealNoProp prefixes the snapshot summary property holding the number of
+// the shard's seal that committed to the table last, carried by every
+// commit as the watermarks are. A table holding a seal of the shard past
+// the last complete one (the seals table's watermark) has a seal stopped
+// half-way: the next seal completes it, even with nothing new to add.
+const sealNoProp = "evosignal.seal-number."
+
 // shardName is what a shard may be called: it names its data files.
 var shardName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 
@@ -183,6 +190,32 @@ var (
 	afterCommit  func(table string)
 )
 
+// HoldEnv is a test-only environment variable: TABLE:FILE makes every seal
+// of the process, right after its commit to TABLE, create FILE and then
+// wait for ever, holding the seal (and the process's seals) until the
+// process is killed. The acceptance test of docs/scale.md
+// (internal/workshop/scaletest) SIGKILLs an ingester in the middle of a
+// seal so. Nothing else sets it.
+const HoldEnv = "EVOSIGNAL_TEST_SEAL_HOLD"
+
+func init() {
+	table, file, ok := strings.Cut(os.Getenv(HoldEnv), ":")
+	if !ok || table == "" || file == "" {
+		return
+	}
+	afterCommit = func(t string) {
+		if t != table {
+			return
+		}
+		if err := os.WriteFile(file, []byte(t+"\n"), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", HoldEnv, err)
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+}
+
 // Seal writes what db, the shard's DuckDB, holds and the lake does not yet
 // into the lake, and commits it: for each table, the rows of the events
 // sealed since the shard's last seal, or the shard's stored facts when they
@@ -200,6 +233,7 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 	defer mu.Unlock()
 
 	marks := map[string]string{} // a table's key: the lake has it
+	var last int64               // the highest seal number of the shard a table holds
 	for _, t := range tables {
 		tbl, err := l.cat.LoadTable(ctx, ident(t.name))
 		if errors.Is(err, catalog.ErrNoSuchTable) {
@@ -209,9 +243,19 @@ func (l *Lake) Seal(ctx context.Context, db *sql.DB, shard string) ([]TableSeal,
 			return nil, fmt.Errorf("lake: %s: %w", t.name, err)
 		}
 		marks[t.name] = watermarks(tbl)[shard]
+		if t.mode != marker {
+			last = max(last, sealNumbers(tbl)[shard])
+		}
+	}
+	var complete int64 // the shard's last complete seal
+	if m := marks[sealsTable]; m != "" {
+		var err error
+		if complete, err = strconv.ParseInt(m, 10, 64); err != nil {
+			return nil, fmt.Errorf("lake: %s: shard %s's watermark %q: %w", sealsTable, shard, m, err)
+		}
 	}
 
-	written, err := l.write(ctx, db, shard, marks)
+	written, err := l.write(ctx, db, shard, marks, complete, last > complete)
 	defer l.discard(written)
 	if err != nil {
 		return nil, err
@@ -243,6 +287,7 @@ type written struct {
 	local      string // the file on this machine: in a local warehouse, or the staged copy of one uploaded
 	rows       int64
 	from, mark string            // the shard's watermark it was written from, and the one it reaches
+	seal       int64             // the seal's number
 	types      map[string]string // column → DuckDB type, of the columns stored as another
 	columns    [][2]string       // the database table's columns: name, DuckDB type
 	create     bool              // the lake has no such table yet
@@ -250,8 +295,11 @@ type written struct {
 }
 
 // write writes, in one transaction of db (reading only), the Parquet file of each
-// table with something new since marks (the shard's watermarks).
-func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[string]string) ([]written, error) {
+// table with something new since marks (the shard's watermarks). complete
+// is the shard's last complete seal; stopped, whether a seal after it
+// committed to some table: then the seal is written at least to the seals
+// table, which completes the stopped one.
+func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[string]string, complete int64, stopped bool) ([]written, error) {
 	c, err := db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lake: %w", err)
@@ -269,25 +317,28 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 		return nil, fmt.Errorf("lake: events: %w", err)
 	}
 	// A replica behind the one that sealed the shard last seals nothing,
-	// not even its facts, which are of fewer events than the lake's.
-	if cond, _, err := sealRange(shard, "events", marks["events"], st); err != nil || cond == "" {
+	// not even its facts, which are of fewer events than the lake's; only
+	// the seals table's row that completes a stopped seal.
+	cond, _, err := sealRange(shard, "events", marks["events"], st)
+	if err != nil {
 		return nil, err
 	}
-	seal := uuid.NewString()
-	var no int64 // the seal's number: after the shard's last complete seal
-	if m := marks[sealsTable]; m != "" {
-		if no, err = strconv.ParseInt(m, 10, 64); err != nil {
-			return nil, fmt.Errorf("lake: %s: shard %s's watermark %q: %w", sealsTable, shard, m, err)
-		}
+	behind := cond == ""
+	if behind && !stopped {
+		return nil, nil
 	}
-	no++
+	seal := uuid.NewString()
+	no := complete + 1 // the seal's number: after the shard's last complete seal
 	file := fmt.Sprintf("%s-%d-%s.parquet", shard, no, seal)
 	var out []written
 	var events int64
 	for _, t := range tables {
+		if behind && t.mode != marker {
+			continue
+		}
 		t0 := time.Now()
 		from, exists := marks[t.name]
-		w := written{table: t, from: from, create: !exists}
+		w := written{table: t, from: from, create: !exists, seal: no}
 		q := t.rows
 		switch t.mode {
 		case appended:
@@ -315,7 +366,7 @@ func (l *Lake) write(ctx context.Context, db *sql.DB, shard string, marks map[st
 				return nil, fmt.Errorf("lake: %s: %w", t.name, err)
 			}
 		case marker:
-			if len(out) == 0 {
+			if len(out) == 0 && !stopped {
 				return nil, nil // nothing new: no seal
 			}
 			w.mark = strconv.FormatInt(no, 10)
@@ -609,6 +660,24 @@ func watermarks(tbl *table.Table) map[string]string {
 // its own); the next seal goes on from the other's.
 var ErrRaced = errors.New("another process sealed the shard meanwhile")
 
+// sealNumbers returns every shard's number of its seal that committed to
+// the table's current snapshot last, by shard (sealNoProp).
+func sealNumbers(tbl *table.Table) map[string]int64 {
+	out := map[string]int64{}
+	s := tbl.CurrentSnapshot()
+	if s == nil || s.Summary == nil {
+		return out
+	}
+	for k, v := range s.Summary.Properties {
+		if shard, ok := strings.CutPrefix(k, sealNoProp); ok {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[shard] = n
+			}
+		}
+	}
+	return out
+}
+
 // maxCommitTries bounds the commits of one file tried against a table
 // another process committed to meanwhile.
 const maxCommitTries = 50
@@ -643,6 +712,10 @@ func (l *Lake) commit(ctx context.Context, shard string, w written) error {
 			props[sealProp+s] = m
 		}
 		props[sealProp+shard] = w.mark
+		for s, n := range sealNumbers(tbl) {
+			props[sealNoProp+s] = strconv.FormatInt(n, 10)
+		}
+		props[sealNoProp+shard] = strconv.FormatInt(w.seal, 10)
 		tx := tbl.NewTransaction()
 		if err := tx.AssertRefSnapshotID(table.MainBranch); err != nil {
 			return err
