@@ -61,7 +61,7 @@ func mapped(tb testing.TB) []string {
 	if start < 0 || end < start {
 		tb.Fatal(`architecture.md has no "## Package map" section before "## Where to add"`)
 	}
-	path := regexp.MustCompile("`((?:agent|schema|queries|internal)(?:/[a-z0-9]+)*)`")
+	path := regexp.MustCompile("`((?:agent|schema|queries|internal|scripts)(?:/[a-z0-9-]+)*)`")
 	var names []string
 	for _, line := range strings.Split(doc[start:end], "\n") {
 		cols := strings.Split(line, "|")
