@@ -9,8 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,43 +29,17 @@ var (
 )
 
 // NATSServerBinary returns the path of a nats-server binary of
-// NATSServerVersion: from PATH or GOPATH/bin if it is that version, else
-// built with `go install` into the user cache.
+// NATSServerVersion: from PATH or GOPATH/bin if its build info says it is
+// that version, else built with `go install` into the user cache.
 func NATSServerBinary(tb testing.TB) string {
 	tb.Helper()
-	binOnce.Do(func() { binPath, binErr = findOrBuild() })
+	binOnce.Do(func() {
+		binPath, binErr = findOrInstall("nats-server", "github.com/nats-io/nats-server/v2", NATSServerVersion)
+	})
 	if binErr != nil {
 		tb.Fatalf("nats-server %s: %v", NATSServerVersion, binErr)
 	}
 	return binPath
-}
-
-func findOrBuild() (string, error) {
-	want := strings.TrimPrefix(NATSServerVersion, "v")
-	var candidates []string
-	if p, err := exec.LookPath("nats-server"); err == nil {
-		candidates = append(candidates, p)
-	}
-	if out, err := exec.Command("go", "env", "GOPATH").Output(); err == nil {
-		candidates = append(candidates, filepath.Join(strings.TrimSpace(string(out)), "bin", "nats-server"))
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "evosignal", "nats-server-"+NATSServerVersion)
-	candidates = append(candidates, filepath.Join(dir, "nats-server"))
-	for _, c := range candidates {
-		if out, err := exec.Command(c, "--version").Output(); err == nil && strings.Contains(string(out), want) {
-			return c, nil
-		}
-	}
-	cmd := exec.Command("go", "install", "github.com/nats-io/nats-server/v2@"+NATSServerVersion)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go install: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "nats-server"), nil
 }
 
 // FreePort returns a loopback TCP port that was free a moment ago.
