@@ -107,11 +107,13 @@ func phaseDedup(ctx context.Context, e *env) ([]Result, error) {
 	if err := resend(ctx, e, stream, pjs, count); err != nil {
 		return nil, err
 	}
-	stopProfile, err := e.startProfile()
-	if err != nil {
-		return nil, err
+	if e.cpuprofile != "" {
+		stopProfile, err := e.startProfile()
+		if err != nil {
+			return nil, err
+		}
+		defer stopProfile()
 	}
-	defer stopProfile()
 	dup, _, err := ingestPass(ctx, e, p, "dedup-resent",
 		fmt.Sprintf("ingest %s re-sent events w/o Nats-Msg-Id (all skipped)", pct))
 	if err != nil {

@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -139,7 +141,7 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("ingest", "real ingester (default config), backlog from an empty db",
 		int64(info.State.LastSeq), int64(info.State.Bytes), end)
-	stopProfile()
+	prof := stopProfile()
 	snap, serr := run.stop()
 	if err := errors.Join(werr, serr); err != nil {
 		return nil, err
@@ -148,6 +150,7 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	r.Extra = ingestExtra(snap, r.Seconds)
+	e.addBreakdown(&r, prof)
 	rpe, err := rowsPerEvent(ctx, st, m.Events)
 	if err != nil {
 		return nil, err
@@ -200,7 +203,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	end, werr := run.wait(ctx, info.Config.Name, info.State.LastSeq, int64(info.State.LastSeq))
 	r := sp.row("concurrent", "publish and ingest overlapping: N / (first publish → last commit)",
 		int64(e.events), int64(info.State.Bytes), end)
-	stopProfile()
+	prof := stopProfile()
 	snap, serr := run.stop()
 	if err := errors.Join(werr, serr); err != nil {
 		return nil, err
@@ -212,6 +215,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 		int64(e.events), int64(info.State.Bytes), pubEnd)
 	pub.CPUSeconds = 0 // the process's CPU is shared with the ingester; see the concurrent row
 	r.Extra = ingestExtra(snap, r.Seconds)
+	e.addBreakdown(&r, prof)
 	r.Extra["publish_seconds"] = pub.Seconds
 	r.Extra["drain_after_publish_seconds"] = end.Sub(pubEnd).Seconds()
 	m := manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes, Ingested: true}
@@ -321,25 +325,40 @@ func ingestExtra(s ingest.Snapshot, secs float64) map[string]any {
 	}
 }
 
-// startProfile starts the CPU profile when this phase is the one to
-// profile; the returned stop is safe to call more than once.
-func (e *env) startProfile() (func(), error) {
-	if e.cpuprofile == "" {
-		return func() {}, nil
-	}
-	f, err := os.Create(e.cpuprofile)
-	if err != nil {
+// startProfile starts the phase's CPU profile, kept in memory for its
+// breakdown (cpu.go) and written to -cpuprofile's file when this phase is
+// the one to profile. The returned stop ends it and returns the profile;
+// it is safe to call more than once.
+func (e *env) startProfile() (func() []byte, error) {
+	var buf bytes.Buffer
+	if err := pprof.StartCPUProfile(&buf); err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	var done atomic.Bool
-	return func() {
-		if done.CompareAndSwap(false, true) {
+	var once sync.Once
+	var prof []byte
+	var werr error
+	stop := func() []byte {
+		once.Do(func() {
 			pprof.StopCPUProfile()
-			f.Close()
+			prof = buf.Bytes()
+			if e.cpuprofile != "" {
+				werr = os.WriteFile(e.cpuprofile, prof, 0o644)
+			}
+		})
+		if werr != nil {
+			e.log.Warn("cpu profile not written", "file", e.cpuprofile, "err", werr)
 		}
-	}, nil
+		return prof
+	}
+	return stop, nil
+}
+
+// addBreakdown records in r's notes where its CPU went, an event at a time.
+func (e *env) addBreakdown(r *Result, prof []byte) {
+	b, err := cpuBreakdown(prof, r.CPUSeconds, r.Events)
+	if err != nil {
+		e.log.Warn("no CPU breakdown", "phase", r.Phase, "err", err)
+		return
+	}
+	r.Extra["cpu"] = b
 }

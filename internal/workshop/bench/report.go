@@ -110,7 +110,9 @@ func (r Report) write(w io.Writer) {
 		}
 		keys := make([]string, 0, len(x.Extra))
 		for k := range x.Extra {
-			keys = append(keys, k)
+			if k != "cpu" { // printed on its own (writeCPU)
+				keys = append(keys, k)
+			}
 		}
 		sort.Strings(keys)
 		var parts []string
@@ -132,6 +134,7 @@ func (r Report) write(w io.Writer) {
 		fmt.Fprintf(w, "  %-14s %s\n", label, strings.Join(parts, " "))
 	}
 
+	writeCPU(w, r.Results, len(r.Sizes) > 0)
 	writeTargets(w, r.Results)
 	writeCurve(w, r.Curve)
 }

@@ -102,6 +102,16 @@ the export's seconds and peak RSS. Whether the ingester keeps its pace and
 bounded memory as the database grows is read there. Check the disk first:
 at 10M events each JetStream store takes about 5 GB and each database 2 GB.
 
+CPU an event: the ingest and concurrent phases always take a CPU profile
+and print the process's CPU an event split by stage, each sample given to
+the stage of the frame nearest its leaf that belongs to one: consume (the
+NATS client and the ingester's loop), decode, validate, dedupe, append (rows
+into the appenders and their flushes), commit (the batch's other statements
+and COMMIT), checkpoint, facts (refreshes within the phase), duckdb-threads
+(samples on DuckDB's own threads), gc (the collector's background work),
+nats-server (the embedded server: a process of its own beyond one machine,
+so the line also gives the figure without it) and other.
+
 The targets: after the table, each figure the issue sets a target for
 (ingest and concurrent against js-consume, the publisher's rate, peak RSS,
 bytes a key), judged against the limits of the same run, with context
@@ -475,8 +485,8 @@ func runPhase(ctx context.Context, o *options, name, profile string) ([]Result, 
 	debug.FreeOSMemory()
 	resetPeakRSS()
 	h := startHeapSampler(ctx)
-	stopProfile := func() {}
-	if !selfProfiled[name] {
+	stopProfile := func() []byte { return nil }
+	if !selfProfiled[name] && profile != "" {
 		var err error
 		if stopProfile, err = e.startProfile(); err != nil {
 			return nil, err
