@@ -26,6 +26,9 @@ type Leg struct {
 	PerSec     float64 `json:"events_per_s"`
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 	OtherCPU   float64 `json:"other_cpu_cores"`
+	// CPUPerEvent is the phase's CPU an event in µs (ingest and
+	// concurrent; 0 for export).
+	CPUPerEvent float64 `json:"cpu_us_per_event,omitempty"`
 	// VsFirst is PerSec over the same phase's at the curve's first N.
 	VsFirst float64 `json:"vs_first,omitempty"`
 }
@@ -44,6 +47,9 @@ func curve(results []Result, sizes []int) []Point {
 				continue
 			}
 			l := Leg{Seconds: r.Seconds, PerSec: r.PerSec, PeakRSSMiB: r.PeakRSSMiB, OtherCPU: r.OtherCPU}
+			if b, ok := breakdownOf(r); ok {
+				l.CPUPerEvent = b.PerEvent
+			}
 			switch r.Phase {
 			case "ingest":
 				pts[i].Ingest = l
@@ -75,12 +81,12 @@ func writeCurve(w io.Writer, pts []Point) {
 	}
 	fmt.Fprintf(w, "\ncurve: the same phases at each N, each in its own process (vs first: the rate over the rate at %s)\n", thousands(int64(pts[0].Events)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "events\tingest ev/s\tvs first\tRSS MiB\tothers\tconcurrent ev/s\tvs first\tRSS MiB\tothers\texport s\tRSS MiB\tothers\t")
+	fmt.Fprintln(tw, "events\tingest ev/s\tvs first\tCPU µs/ev\tRSS MiB\tothers\tconcurrent ev/s\tvs first\tCPU µs/ev\tRSS MiB\tothers\texport s\tRSS MiB\tothers\t")
 	cell := func(l Leg) string {
 		if l.Seconds == 0 {
-			return "-\t-\t-\t-"
+			return "-\t-\t-\t-\t-"
 		}
-		return fmt.Sprintf("%s\t%.2f\t%.0f\t%.2f", thousands(int64(math.Round(l.PerSec))), l.VsFirst, l.PeakRSSMiB, l.OtherCPU)
+		return fmt.Sprintf("%s\t%.2f\t%.1f\t%.0f\t%.2f", thousands(int64(math.Round(l.PerSec))), l.VsFirst, l.CPUPerEvent, l.PeakRSSMiB, l.OtherCPU)
 	}
 	for _, p := range pts {
 		ex := "-\t-\t-"
@@ -90,4 +96,25 @@ func writeCurve(w io.Writer, pts []Point) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", thousands(int64(p.Events)), cell(p.Ingest), cell(p.Concurrent), ex)
 	}
 	tw.Flush()
+	// The target: the rate at the largest N within curveTolerance of the
+	// rate at the first.
+	last := pts[len(pts)-1]
+	for _, c := range []struct {
+		name string
+		leg  Leg
+	}{{"ingest", last.Ingest}, {"concurrent", last.Concurrent}} {
+		if c.leg.VsFirst == 0 || len(pts) < 2 {
+			continue
+		}
+		verdict := "meets it"
+		if c.leg.VsFirst < 1-curveTolerance {
+			verdict = "BELOW it"
+		}
+		fmt.Fprintf(w, "  %s at %s: %.2f× its rate at %s; target within %.0f%%: %s\n", c.name, thousands(int64(last.Events)),
+			c.leg.VsFirst, thousands(int64(pts[0].Events)), 100*curveTolerance, verdict)
+	}
 }
+
+// curveTolerance: the rate at the curve's largest N may be this much below
+// its rate at the first.
+const curveTolerance = 0.15
