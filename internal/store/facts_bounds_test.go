@@ -112,3 +112,76 @@ func itemsOf(evs collect) []Item {
 	}
 	return out
 }
+
+// A database stored facts before migration 0008 may hold a stored session's
+// rows anywhere: after the migration, a late event of such a session, even
+// after refreshes that recorded generations, is refreshed from the first
+// row, and its facts are those a full recompute gives.
+func TestRefreshAfterMigrationReadsOldSessionsWhole(t *testing.T) {
+	ctx := t.Context()
+	path := createClosed(t)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := synth.New(31, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
+	session := func() collect {
+		var evs collect
+		if _, err := g.Session(ctx, &evs); err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	first := session()
+	late := Item{Event: first[len(first)-1]}
+	var evs collect
+	evs = append(evs, first[:len(first)-1]...)
+	for range 5 {
+		evs = append(evs, session()...)
+	}
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: itemsOf(evs)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshFacts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database as it was before migration 0008.
+	execFile(t, path, "DROP TABLE facts_generations", "DROP TABLE facts_sessions", "DELETE FROM schema_migrations WHERE version = 8")
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if n := count(t, s, "SELECT count(*) FROM facts_sessions WHERE since = -1"); n != 6 {
+		t.Fatalf("after the migration facts_sessions holds %d sessions from the first row, want the 6 stored", n)
+	}
+	// A refresh of a new session records a generation at today's row counts.
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: itemsOf(session())}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshFacts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{late}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RefreshFacts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := factsFrom(t, s); got != 0 {
+		t.Fatalf("the late event of a session stored before the migration was refreshed from row %d, want 0", got)
+	}
+	refreshed := map[string]string{"session_facts": digest(t, s, "session_facts_stored"), "task_facts": digest(t, s, "task_facts_stored")}
+	if err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for view, want := range refreshed {
+		if got := digest(t, s, view+"_stored"); got != want {
+			t.Errorf("%s: rebuilt %s, refreshed %s", view, got, want)
+		}
+	}
+}
