@@ -34,6 +34,7 @@ var committed = map[string]string{
 	"migrations/0005_dead_letter_replay.sql": "4784a06d5bf44a95655bd46258f2f0c0eb4645df31ff045543a8140a5bdc7212",
 	"migrations/0006_stored_plan_facts.sql":  "8863832b8c49b126adaed1a42941df9eda9f83623bd1b3e33efaeca11e6e1926",
 	"migrations/0007_dead_letter_bounds.sql": "02aff5c337b44d61b1af3ff2a3b9e398c8717b408b4512e31b73eaef6a6e200d",
+	"migrations/0008_facts_bounds.sql":       "a127443f737c96a7da19a997c8b03111f13b4abc7951e093241c97b9e1029ba9",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {
@@ -152,7 +153,7 @@ func TestIncludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/by_dimensions.sql": true, "include/classify_case.sql": true,
-		"include/inferred_rule.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true}
+		"include/facts_rows.sql": true, "include/inferred_rule.sql": true, "include/session_facts_of.sql": true, "include/task_facts_of.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}

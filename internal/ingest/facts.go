@@ -16,9 +16,11 @@ import (
 //
 // factsShare bounds the writer's time spent storing facts: after a
 // refresh that took d, the next waits at least d × factsShare. A refresh
-// scans the typed tables for the pending sessions, so it grows with the
-// database; the bound keeps it to about a tenth of the writer's time
-// however large the database gets.
+// reads the typed tables from where its oldest pending session started
+// (ingest/refresh_facts.sql), so it follows the sessions it stores, except
+// when a long-lived session's late event makes it read the rows since that
+// session started; the bound keeps even that to about a tenth of the
+// writer's time.
 const (
 	factsBusy  = 12
 	factsShare = 9

@@ -66,12 +66,14 @@ func (s *Store) refreshPending(ctx context.Context, c *sql.Conn, n int, pr *prog
 }
 
 func refreshPasses(ctx context.Context, c *sql.Conn, n int, pr *progress) error {
-	refresh := queries.MustRead("ingest/refresh_facts.sql")
+	refresh := queries.MustExpand("ingest/refresh_facts.sql")
 	pr.addSteps((n + factsPass - 1) / factsPass)
 	if n <= factsPass {
-		_, err := c.ExecContext(ctx, refresh)
+		if _, err := c.ExecContext(ctx, refresh); err != nil {
+			return err
+		}
 		pr.pass()
-		return err
+		return recordGeneration(ctx, c)
 	}
 	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/facts_backlog.sql")); err != nil {
 		return fmt.Errorf("set the backlog aside: %w", err)
@@ -85,8 +87,20 @@ func refreshPasses(ctx context.Context, c *sql.Conn, n int, pr *progress) error 
 		}
 		pr.pass()
 	}
-	_, err := c.ExecContext(ctx, "DROP TABLE facts_backlog")
-	return err
+	if _, err := c.ExecContext(ctx, "DROP TABLE facts_backlog"); err != nil {
+		return err
+	}
+	return recordGeneration(ctx, c)
+}
+
+// recordGeneration records a refresh whose passes are all done: only then
+// is every session of its snapshot stored, which the row counts it records
+// promise to later refreshes (ingest/facts_generation.sql).
+func recordGeneration(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, queries.MustRead("ingest/facts_generation.sql")); err != nil {
+		return fmt.Errorf("record the refresh's generation: %w", err)
+	}
+	return nil
 }
 
 // PendingFacts counts the sessions whose facts are not stored yet.
