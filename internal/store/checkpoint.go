@@ -52,6 +52,7 @@ type CheckpointStats struct {
 	Busy        int64         // refused by DuckDB for an open transaction, retried
 	Total       time.Duration // time in successful checkpoints
 	Last        time.Duration // the last successful one
+	Longest     time.Duration // the longest successful one
 	LastErr     error         // of the last failed one, nil if none failed
 	Waits       int64         // writes that waited for the WAL to fall under WALLimit
 	WAL         int64         // bytes of WAL now
@@ -155,6 +156,7 @@ func (c *checkpointer) checkpoint() bool {
 		c.stats.Checkpoints++
 		c.stats.Total += took
 		c.stats.Last = took
+		c.stats.Longest = max(c.stats.Longest, took)
 		c.lastErr = nil
 	}
 	close(c.ran)

@@ -84,6 +84,12 @@ type Options struct {
 	// that the WAL cannot grow without end when checkpoints fall behind or
 	// fail. At least CheckpointThreshold. Empty keeps DefaultWALLimit.
 	WALLimit string
+	// DuckDBCheckpointThreshold, when set, hands checkpoints back to
+	// DuckDB: its checkpoint_threshold, checkpointed inside the commit
+	// that crosses it, and the store's own checkpointer off
+	// (CheckpointThreshold and WALLimit unused). For comparisons (bench);
+	// a service leaves it empty.
+	DuckDBCheckpointThreshold string
 	// OnCheckpoint, when set, is called after each checkpoint the store
 	// ran, failed ones included, on the checkpointing goroutine (the
 	// pipeline logs the failures). It must not call the store's writes.
@@ -191,7 +197,11 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	// Global settings: SET GLOBAL applies to every connection of the pool.
 	// They are applied before anyone can lock the configuration (the query
 	// service does, on the DB() it is given).
-	if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", duckDBThresholdOff); err != nil {
+	if opts.DuckDBCheckpointThreshold != "" {
+		if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", opts.DuckDBCheckpointThreshold); err != nil {
+			return fmt.Errorf("DuckDB checkpoint threshold %q: %w", opts.DuckDBCheckpointThreshold, err)
+		}
+	} else if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", duckDBThresholdOff); err != nil {
 		return fmt.Errorf("turn DuckDB's automatic checkpoints off: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, "SET GLOBAL memory_limit = $1", opts.MemoryLimit); err != nil {
@@ -228,6 +238,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	if s.keys, err = loadKeys(ctx, db); err != nil {
 		return err
+	}
+	if opts.DuckDBCheckpointThreshold != "" {
+		return nil // DuckDB checkpoints
 	}
 	s.ck, err = startCheckpointer(ctx, db, s.path, s.threshold, s.walLimit, opts.OnCheckpoint, s.ckStats)
 	return err

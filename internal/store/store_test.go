@@ -180,6 +180,17 @@ func TestCheckpointSettings(t *testing.T) {
 	if !strings.HasSuffix(got, "TiB") {
 		t.Fatalf("DuckDB's checkpoint_threshold = %q, want one no WAL reaches (TiB)", got)
 	}
+	d, err := OpenWith(t.Context(), filepath.Join(t.TempDir(), "duck.duckdb"), Options{DuckDBCheckpointThreshold: "16MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.DB().QueryRow(`SELECT current_setting('checkpoint_threshold')`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "15.2 MiB" || d.ck != nil {
+		t.Fatalf("with DuckDBCheckpointThreshold 16MB: DuckDB's threshold %q, the store's checkpointer %v; want 15.2 MiB and none", got, d.ck)
+	}
 	for _, o := range []Options{
 		{CheckpointThreshold: "lots"},
 		{WALLimit: "1 parsec"},
