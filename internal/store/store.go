@@ -45,9 +45,12 @@ type Store struct {
 	derive []queries.Named
 	keys   *keySet
 	// ck checkpoints beside the writer (checkpoint.go); ckStats keeps its
-	// figures across a reopen.
+	// figures across a reopen. Both change under mu and ckMu: Write reads
+	// them under mu, CheckpointStats under ckMu (a metrics scrape must
+	// not wait for a batch).
 	ck                  *checkpointer
 	ckStats             CheckpointStats
+	ckMu                sync.Mutex
 	threshold, walLimit int64      // Options.CheckpointThreshold and WALLimit, in bytes
 	tax                 Classifier // classifies the stored facts; nil: nothing classified
 	steps               func(step string, took time.Duration)
@@ -242,8 +245,14 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if opts.DuckDBCheckpointThreshold != "" {
 		return nil // DuckDB checkpoints
 	}
-	s.ck, err = startCheckpointer(ctx, db, s.path, s.threshold, s.walLimit, opts.OnCheckpoint, s.ckStats)
-	return err
+	ck, err := startCheckpointer(ctx, db, s.path, s.threshold, s.walLimit, opts.OnCheckpoint, s.ckStats)
+	if err != nil {
+		return err
+	}
+	s.ckMu.Lock()
+	s.ck = ck
+	s.ckMu.Unlock()
+	return nil
 }
 
 // sizes reads Options.CheckpointThreshold and WALLimit.
@@ -264,9 +273,9 @@ func (s *Store) sizes() error {
 
 // CheckpointStats reports the store's checkpoints and its WAL's size.
 func (s *Store) CheckpointStats() CheckpointStats {
-	s.mu.Lock()
+	s.ckMu.Lock()
 	ck, st := s.ck, s.ckStats
-	s.mu.Unlock()
+	s.ckMu.Unlock()
 	if ck == nil {
 		st.WAL = walSize(s.path + ".wal")
 		return st
@@ -316,8 +325,10 @@ func (s *Store) release() error {
 	if s.ck != nil {
 		// Before the database: it may be checkpointing.
 		errs = append(errs, s.ck.close())
+		s.ckMu.Lock()
 		s.ckStats = s.ck.snapshot()
 		s.ck = nil
+		s.ckMu.Unlock()
 	}
 	errs = append(errs, s.closeAppenders())
 	if s.w != nil {
