@@ -117,7 +117,7 @@ func (c *checkpointer) run() {
 			return
 		case <-c.kick:
 		}
-		for walSize(c.wal) >= c.threshold {
+		for size := walSize(c.wal); size >= c.threshold; {
 			select {
 			case <-c.stop:
 				return
@@ -126,6 +126,14 @@ func (c *checkpointer) run() {
 			if !c.checkpoint() {
 				break
 			}
+			// Commits during the checkpoint may have left the WAL past
+			// the threshold again: go on, unless it did not shrink at all
+			// (then the next commit asks again, rather than spin).
+			after := walSize(c.wal)
+			if after >= size {
+				break
+			}
+			size = after
 		}
 	}
 }

@@ -38,6 +38,7 @@ type env struct {
 	// duckCheckpoint, when set, is store.Options.DuckDBCheckpointThreshold
 	// of the ingester: DuckDB checkpoints inside commits, as before issue 24.
 	duckCheckpoint string
+	ckThreshold    string // store.Options.CheckpointThreshold; empty: its default
 	// commits times the commits of the pipeline startPipeline opened last.
 	commits *commitTimes
 }
@@ -167,6 +168,7 @@ func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline,
 	cfg.DB = e.dbPath(sc)
 	cfg.Store.MemoryLimit = e.memLimit
 	cfg.Store.DuckDBCheckpointThreshold = e.duckCheckpoint
+	cfg.Store.CheckpointThreshold = e.ckThreshold
 	e.commits = &commitTimes{}
 	cfg.Store.StepTimer = e.commits.step
 	cfg.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir}

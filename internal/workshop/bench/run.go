@@ -178,13 +178,17 @@ type Config struct {
 	// checkpointer (store.Options.DuckDBCheckpointThreshold): the "before"
 	// of issue 24. Empty: the store's checkpointer.
 	DuckCheckpoint string
-	Only           string        // run only these comma-separated phases
-	InProcess      bool          // run every phase in this process
-	WaitIdle       time.Duration // before each phase, wait up to this long for idle CPUs
-	Retries        int           // run a contended phase again up to this many times
-	Phase          string        // internal: run this one phase and print its results as JSON
-	Dir            string        // internal: the work directory of Phase
-	Command        string        // the command line, for the report
+	// CheckpointThreshold is the store's (store.Options.CheckpointThreshold)
+	// in the ingest, concurrent and write-steps-store phases; empty: its
+	// default.
+	CheckpointThreshold string
+	Only                string        // run only these comma-separated phases
+	InProcess           bool          // run every phase in this process
+	WaitIdle            time.Duration // before each phase, wait up to this long for idle CPUs
+	Retries             int           // run a contended phase again up to this many times
+	Phase               string        // internal: run this one phase and print its results as JSON
+	Dir                 string        // internal: the work directory of Phase
+	Command             string        // the command line, for the report
 	// ChildArgs select the bench in its own executable, before a phase's
 	// flags, when a phase runs in a new process: none for cmd/bench,
 	// "bench" for evosignal bench.
@@ -269,7 +273,7 @@ func (c Config) options() *options {
 	return &options{
 		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
 			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes, memLimit: c.MemLimit,
-			duckCheckpoint: c.DuckCheckpoint},
+			duckCheckpoint: c.DuckCheckpoint, ckThreshold: c.CheckpointThreshold},
 		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
 		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command, childArgs: c.ChildArgs,
 	}
@@ -446,6 +450,9 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 	}
 	if o.duckCheckpoint != "" {
 		args = append(args, "-duckdb-checkpoint-threshold", o.duckCheckpoint)
+	}
+	if o.ckThreshold != "" {
+		args = append(args, "-checkpoint-threshold", o.ckThreshold)
 	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)

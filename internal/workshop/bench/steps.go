@@ -89,7 +89,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 		return Result{}, err
 	}
 	times := &stepTimes{took: map[string]time.Duration{}, most: map[string]time.Duration{}, wal: dbPath + ".wal"}
-	st, err := store.OpenWith(ctx, dbPath, store.Options{DuckDBCheckpointThreshold: threshold, StepTimer: times.step})
+	st, err := store.OpenWith(ctx, dbPath, store.Options{DuckDBCheckpointThreshold: threshold, CheckpointThreshold: e.ckThreshold, StepTimer: times.step})
 	if err != nil {
 		return Result{}, err
 	}
