@@ -162,6 +162,9 @@ func TestBinaryContentModeThroughNATS(t *testing.T) {
 		`evosignal_ingest_dead_letters_total{reason="schema_violation"} 1`,
 		`evosignal_ingest_commit_duration_seconds_bucket{le="+Inf"} `,
 		`evosignal_build_info{goversion="go`,
+		`evosignal_store_checkpoints_total `,
+		`evosignal_store_checkpoint_failures_total 0`,
+		`evosignal_store_wal_bytes `,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q", want)

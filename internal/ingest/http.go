@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/evosignal/evosignal/internal/store"
 )
 
 // Handler serves /metrics (Prometheus text format: the ingester's, and
@@ -44,6 +46,25 @@ func (in *Ingester) Handler(extra ...prometheus.Collector) http.Handler {
 		}
 		return 1
 	})
+	// The store's checkpoints (store.Store.CheckpointStats), read at each
+	// scrape without waiting for a batch.
+	ck := func(f func(store.CheckpointStats) float64) func() float64 {
+		return func() float64 { return f(in.store.CheckpointStats()) }
+	}
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_store_checkpoints_total", Help: "Checkpoints of the WAL into the database file, run by the store beside the writer."},
+			ck(func(c store.CheckpointStats) float64 { return float64(c.Checkpoints) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_store_checkpoint_failures_total", Help: "Checkpoints that failed (the WAL keeps everything; the next commit tries again)."},
+			ck(func(c store.CheckpointStats) float64 { return float64(c.Failures) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_store_checkpoint_seconds_total", Help: "Time spent in successful checkpoints."},
+			ck(func(c store.CheckpointStats) float64 { return c.Total.Seconds() })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "evosignal_store_checkpoint_last_duration_seconds", Help: "Duration of the last successful checkpoint."},
+			ck(func(c store.CheckpointStats) float64 { return c.Last.Seconds() })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "evosignal_store_wal_bytes", Help: "Size of the database's write-ahead log (<db>.wal): what the next checkpoint writes, and what a restart replays."},
+			ck(func(c store.CheckpointStats) float64 { return float64(c.WAL) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "evosignal_store_wal_limit_waits_total", Help: "Batches that waited for a checkpoint because the WAL had reached its limit (-wal-limit)."},
+			ck(func(c store.CheckpointStats) float64 { return float64(c.Waits) })),
+	)
 	gauge("evosignal_ingest_last_stream_seq", "Last stream sequence taken.", func(s Snapshot) float64 { return float64(s.LastSeq) })
 	gauge("evosignal_ingest_lag_messages", "Messages in the stream not yet delivered to the ingester.", func(s Snapshot) float64 { return float64(s.Pending) })
 	gauge("evosignal_ingest_last_commit_timestamp_seconds", "Unix time of the last committed batch.", func(s Snapshot) float64 {

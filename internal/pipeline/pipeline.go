@@ -86,6 +86,9 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 	if so.Progress == nil {
 		so.Progress = logProgress(p.log)
 	}
+	if so.OnCheckpoint == nil {
+		so.OnCheckpoint = logCheckpoint(p.log)
+	}
 	if p.st, err = store.OpenWith(ctx, cfg.DB, so); err != nil {
 		return nil, err
 	}
@@ -351,4 +354,17 @@ func (p *Pipeline) restartQuery(ctx context.Context, db *sql.DB) {
 	}
 	p.qs = qs
 	p.log.Info("the database was reopened; answering read-only SQL on it")
+}
+
+// logCheckpoint logs the store's failed checkpoints (the WAL keeps what
+// they did not write; the next commit tries again) and, at debug level, the
+// others.
+func logCheckpoint(log *slog.Logger) func(store.Checkpoint) {
+	return func(c store.Checkpoint) {
+		if c.Err != nil {
+			log.Warn("checkpoint failed", "err", c.Err, "wal_bytes", c.WALBefore)
+			return
+		}
+		log.Debug("checkpoint", "took", c.Took, "wal_before", c.WALBefore, "wal_after", c.WALAfter)
+	}
 }

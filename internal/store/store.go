@@ -44,8 +44,16 @@ type Store struct {
 	app    appenders              // on w: events, typed tables, dead letters
 	derive []queries.Named
 	keys   *keySet
-	tax    Classifier // classifies the stored facts; nil: nothing classified
-	steps  func(step string, took time.Duration)
+	// ck checkpoints beside the writer (checkpoint.go); ckStats keeps its
+	// figures across a reopen. Both change under mu and ckMu: Write reads
+	// them under mu, CheckpointStats under ckMu (a metrics scrape must
+	// not wait for a batch).
+	ck                  *checkpointer
+	ckStats             CheckpointStats
+	ckMu                sync.Mutex
+	threshold, walLimit int64      // Options.CheckpointThreshold and WALLimit, in bytes
+	tax                 Classifier // classifies the stored facts; nil: nothing classified
+	steps               func(step string, took time.Duration)
 	// progressFn is Options.Progress.
 	progressFn func(Progress)
 	// broken is set when a failed batch could not be cleaned up or DuckDB
@@ -66,13 +74,29 @@ type Store struct {
 
 // Options tune a Store.
 type Options struct {
-	// CheckpointThreshold is DuckDB's checkpoint_threshold: the WAL size at
-	// which committed data is checkpointed into the database file. DuckDB's
-	// default (16MB) checkpoints every ~40,000 events, and then checkpoints
-	// take most of the ingest time; a larger WAL checkpoints less often for
-	// the same total work, at the cost of a longer WAL replay after a crash
-	// and more memory. Empty keeps DefaultCheckpointThreshold.
+	// CheckpointThreshold is the WAL size at which the store checkpoints
+	// committed data into the database file, on its own connection and
+	// goroutine, after the commit that crossed it (DuckDB's own automatic
+	// checkpoint, inside that commit, is off). A smaller threshold makes
+	// each checkpoint shorter, and so the commits that wait for one; a
+	// larger one checkpoints less often for the same data. DuckDB syntax:
+	// "64MB". Empty keeps DefaultCheckpointThreshold.
 	CheckpointThreshold string
+	// WALLimit bounds the WAL: a write that finds it this large waits for
+	// a checkpoint before it begins (and fails if the checkpoint fails), so
+	// that the WAL cannot grow without end when checkpoints fall behind or
+	// fail. At least CheckpointThreshold. Empty keeps DefaultWALLimit.
+	WALLimit string
+	// DuckDBCheckpointThreshold, when set, hands checkpoints back to
+	// DuckDB: its checkpoint_threshold, checkpointed inside the commit
+	// that crosses it, and the store's own checkpointer off
+	// (CheckpointThreshold and WALLimit unused). For comparisons (bench);
+	// a service leaves it empty.
+	DuckDBCheckpointThreshold string
+	// OnCheckpoint, when set, is called after each checkpoint the store
+	// ran, failed ones included, on the checkpointing goroutine (the
+	// pipeline logs the failures). It must not call the store's writes.
+	OnCheckpoint func(Checkpoint)
 	// Taxonomy classifies the descriptions of the stored facts that no
 	// event gives a type, so that analyses with the same taxonomy need not
 	// (the ingester passes taxonomy.Default() unless told
@@ -122,9 +146,6 @@ type Classifier interface {
 	ClassifyArgs() []any // the parameters of queries/include/classify_case.sql
 }
 
-// DefaultCheckpointThreshold is the checkpoint threshold Open uses.
-const DefaultCheckpointThreshold = "1GB"
-
 // Open opens (creating if needed) the database at path with the default
 // options, applies pending migrations and loads the de-duplication keys.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -148,10 +169,17 @@ func OpenWith(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.CheckpointThreshold == "" {
 		opts.CheckpointThreshold = DefaultCheckpointThreshold
 	}
+	if opts.WALLimit == "" {
+		opts.WALLimit = DefaultWALLimit
+	}
 	if opts.MemoryLimit == "" {
 		opts.MemoryLimit = DefaultMemoryLimit()
 	}
 	s := &Store{path: abs, opts: opts}
+	if err := s.sizes(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if err := s.open(ctx, opts); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -172,8 +200,12 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	// Global settings: SET GLOBAL applies to every connection of the pool.
 	// They are applied before anyone can lock the configuration (the query
 	// service does, on the DB() it is given).
-	if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", opts.CheckpointThreshold); err != nil {
-		return fmt.Errorf("checkpoint threshold %q: %w", opts.CheckpointThreshold, err)
+	if opts.DuckDBCheckpointThreshold != "" {
+		if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", opts.DuckDBCheckpointThreshold); err != nil {
+			return fmt.Errorf("DuckDB checkpoint threshold %q: %w", opts.DuckDBCheckpointThreshold, err)
+		}
+	} else if _, err := db.ExecContext(ctx, "SET GLOBAL checkpoint_threshold = $1", duckDBThresholdOff); err != nil {
+		return fmt.Errorf("turn DuckDB's automatic checkpoints off: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, "SET GLOBAL memory_limit = $1", opts.MemoryLimit); err != nil {
 		return fmt.Errorf("memory limit %q: %w", opts.MemoryLimit, err)
@@ -207,8 +239,48 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.lastDead, err = lastDeadID(ctx, db); err != nil {
 		return err
 	}
-	s.keys, err = loadKeys(ctx, db)
-	return err
+	if s.keys, err = loadKeys(ctx, db); err != nil {
+		return err
+	}
+	if opts.DuckDBCheckpointThreshold != "" {
+		return nil // DuckDB checkpoints
+	}
+	ck, err := startCheckpointer(ctx, db, s.path, s.threshold, s.walLimit, opts.OnCheckpoint, s.ckStats)
+	if err != nil {
+		return err
+	}
+	s.ckMu.Lock()
+	s.ck = ck
+	s.ckMu.Unlock()
+	return nil
+}
+
+// sizes reads Options.CheckpointThreshold and WALLimit.
+func (s *Store) sizes() error {
+	var errs []error
+	var err error
+	if s.threshold, err = parseSize(s.opts.CheckpointThreshold); err != nil {
+		errs = append(errs, fmt.Errorf("checkpoint threshold: %w", err))
+	}
+	if s.walLimit, err = parseSize(s.opts.WALLimit); err != nil {
+		errs = append(errs, fmt.Errorf("WAL limit: %w", err))
+	}
+	if len(errs) == 0 && s.walLimit < s.threshold {
+		errs = append(errs, fmt.Errorf("WAL limit %s is under the checkpoint threshold %s", s.opts.WALLimit, s.opts.CheckpointThreshold))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckpointStats reports the store's checkpoints and its WAL's size.
+func (s *Store) CheckpointStats() CheckpointStats {
+	s.ckMu.Lock()
+	ck, st := s.ck, s.ckStats
+	s.ckMu.Unlock()
+	if ck == nil {
+		st.WAL = walSize(s.path + ".wal")
+		return st
+	}
+	return ck.snapshot()
 }
 
 // lockErr turns DuckDB's lock conflict into ErrLocked with its own text.
@@ -250,6 +322,14 @@ func (s *Store) Close() error {
 // release closes the appenders, the writer connection and the database.
 func (s *Store) release() error {
 	var errs []error
+	if s.ck != nil {
+		// Before the database: it may be checkpointing.
+		errs = append(errs, s.ck.close())
+		s.ckMu.Lock()
+		s.ckStats = s.ck.snapshot()
+		s.ck = nil
+		s.ckMu.Unlock()
+	}
 	errs = append(errs, s.closeAppenders())
 	if s.w != nil {
 		errs = append(errs, s.w.Close())

@@ -94,6 +94,12 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	if err := s.writable(ctx, "write batch"); err != nil {
 		return Result{}, err
 	}
+	if err := s.ck.waitUnderLimit(ctx); err != nil {
+		if invalidated(err) { // by the failed checkpoint: open the file again next time
+			s.broken = fmt.Errorf("database invalidated: %w", err)
+		}
+		return Result{}, fmt.Errorf("write batch: %w", err)
+	}
 	t0 := s.stepStart()
 	fates, err := s.dedupe(ctx, b.Items)
 	if err != nil {
@@ -109,6 +115,7 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 		}
 		return Result{}, errors.Join(err, s.reset())
 	}
+	s.ck.poke()
 	for _, h := range hashes {
 		s.keys.add(h)
 	}

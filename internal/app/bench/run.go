@@ -34,6 +34,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*bench.Config,
 	fs.IntVar(&c.Batch, "batch", 0, "fixed batches of `N` messages for ingest, concurrent, dedup and write-steps (the ingester's -batch and -max-batch); 0: the ingester's defaults (adaptive), write-steps 10,000")
 	fs.IntVar(&c.BatchBytes, "batch-bytes", 0, "the ingester's -max-batch-bytes (`bytes`); 0: its default")
 	fs.DurationVar(&c.Progress, "progress", c.Progress, "log progress to stderr this often")
+	fs.StringVar(&c.DuckCheckpoint, "duckdb-checkpoint-threshold", "", "let DuckDB checkpoint inside the ingester's commits at this WAL size (e.g. 1GB, the store's setting before its own checkpointer), to compare; default: the store's checkpointer")
+	fs.StringVar(&c.CheckpointThreshold, "checkpoint-threshold", "", "the store's checkpoint threshold in the ingest, concurrent and write-steps-store phases, as ingest -checkpoint-threshold (default: the store's)")
 	fs.StringVar(&c.MemLimit, "memory-limit", "", "DuckDB memory limit of the ingester in the ingest and concurrent phases, as ingest -memory-limit (default: the ingester's default)")
 	fs.StringVar(&c.Only, "only", "", "run only these comma-separated `phases` (the ones they depend on must have run in -keep dir)")
 	fs.BoolVar(&c.InProcess, "in-process", false, "run every phase in this process (peak RSS is then approximate: memory a phase freed may still be held)")

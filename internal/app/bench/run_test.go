@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("decode report: %v\n%s", err, stdout.String())
 	}
 	want := []string{"js-publish", "js-consume", "js-both", "duckdb-append", "publish", "ingest",
-		"concurrent", "concurrent-pub", "export", "dedup-open", "dedup-clean", "dedup-resent", "write-steps", "write-steps-nockpt"}
+		"concurrent", "concurrent-pub", "export", "dedup-open", "dedup-clean", "dedup-resent", "write-steps", "write-steps-nockpt", "write-steps-store"}
 	var got []string
 	for _, r := range rep.Results {
 		got = append(got, r.Phase)

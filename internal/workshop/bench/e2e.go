@@ -156,6 +156,7 @@ func phaseIngest(ctx context.Context, e *env) ([]Result, error) {
 		return nil, err
 	}
 	r.Extra["rows_per_event"] = rpe
+	e.commits.extra(r.Extra, st)
 	t0 := time.Now()
 	if err := st.Close(); err != nil {
 		return nil, fmt.Errorf("close store: %w", err)
@@ -218,6 +219,7 @@ func phaseConcurrent(ctx context.Context, e *env) ([]Result, error) {
 	e.addBreakdown(&r, prof)
 	r.Extra["publish_seconds"] = pub.Seconds
 	r.Extra["drain_after_publish_seconds"] = end.Sub(pubEnd).Seconds()
+	e.commits.extra(r.Extra, st)
 	m := manifest{Events: int64(e.events), LastSeq: info.State.LastSeq, StreamBytes: info.State.Bytes, Ingested: true}
 	return []Result{r, pub}, e.writeManifest(scConcurrent, m)
 }

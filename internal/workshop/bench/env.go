@@ -35,6 +35,12 @@ type env struct {
 	// batch and batchBytes, when set, fix the ingester's batches (its
 	// BatchSize and MaxBatchSize, its MaxBatchBytes) and write-steps'.
 	batch, batchBytes int
+	// duckCheckpoint, when set, is store.Options.DuckDBCheckpointThreshold
+	// of the ingester: DuckDB checkpoints inside commits, as before issue 24.
+	duckCheckpoint string
+	ckThreshold    string // store.Options.CheckpointThreshold; empty: its default
+	// commits times the commits of the pipeline startPipeline opened last.
+	commits *commitTimes
 }
 
 // The work directory: one sub-directory per scenario, each with its own
@@ -161,6 +167,10 @@ func (e *env) startPipeline(ctx context.Context, sc string) (*pipeline.Pipeline,
 	cfg := pipeline.DefaultConfig()
 	cfg.DB = e.dbPath(sc)
 	cfg.Store.MemoryLimit = e.memLimit
+	cfg.Store.DuckDBCheckpointThreshold = e.duckCheckpoint
+	cfg.Store.CheckpointThreshold = e.ckThreshold
+	e.commits = &commitTimes{}
+	cfg.Store.StepTimer = e.commits.step
 	cfg.Server = bus.ServerConfig{Listen: "127.0.0.1:0", StoreDir: dir}
 	cfg.ServerLog = warnOnly(slog.New(e.log.Handler()).With("component", "nats"))
 	cfg.NATS.Name = "bench"

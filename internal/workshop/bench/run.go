@@ -77,10 +77,13 @@ Phases, in order:
   diagnostic
     write-steps    N events through store.Write in batches of 10,000 (-batch) on a
                    fresh database, each of its statements timed by the store
-                   (store.Options.StepTimer): where a commit's time goes. Then
-                   again with checkpoint_threshold=100GB (write-steps-nockpt),
-                   to show what DuckDB's automatic checkpoints cost. Both end
-                   with an explicit CHECKPOINT, included in their time.
+                   (store.Options.StepTimer): where a commit's time goes, with
+                   DuckDB checkpointing inside commits at its 16MB default.
+                   Then again with checkpoint_threshold=100GB
+                   (write-steps-nockpt), to show what DuckDB's automatic
+                   checkpoints cost, and with the store's own checkpointer
+                   beside the writer (write-steps-store). All end with an
+                   explicit CHECKPOINT, included in their time.
 
 Each phase runs in its own process (the command re-executes itself with the
 internal -phase flag), so each peak RSS (VmHWM) is that phase's own; the Go
@@ -180,13 +183,22 @@ type Config struct {
 	BatchBytes int           // the ingester's MaxBatchBytes; 0: its default
 	Progress   time.Duration // log progress this often
 	MemLimit   string        // DuckDB memory_limit of the ingester's store; empty: its default
-	Only       string        // run only these comma-separated phases
-	InProcess  bool          // run every phase in this process
-	WaitIdle   time.Duration // before each phase, wait up to this long for idle CPUs
-	Retries    int           // run a contended phase again up to this many times
-	Phase      string        // internal: run this one phase and print its results as JSON
-	Dir        string        // internal: the work directory of Phase
-	Command    string        // the command line, for the report
+	// DuckCheckpoint, when set, makes DuckDB checkpoint inside the
+	// ingester's commits at this WAL size, as before the store's own
+	// checkpointer (store.Options.DuckDBCheckpointThreshold): the "before"
+	// of issue 24. Empty: the store's checkpointer.
+	DuckCheckpoint string
+	// CheckpointThreshold is the store's (store.Options.CheckpointThreshold)
+	// in the ingest, concurrent and write-steps-store phases; empty: its
+	// default.
+	CheckpointThreshold string
+	Only                string        // run only these comma-separated phases
+	InProcess           bool          // run every phase in this process
+	WaitIdle            time.Duration // before each phase, wait up to this long for idle CPUs
+	Retries             int           // run a contended phase again up to this many times
+	Phase               string        // internal: run this one phase and print its results as JSON
+	Dir                 string        // internal: the work directory of Phase
+	Command             string        // the command line, for the report
 	// ChildArgs select the bench in its own executable, before a phase's
 	// flags, when a phase runs in a new process: none for cmd/bench,
 	// "bench" for evosignal bench.
@@ -270,7 +282,8 @@ type options struct {
 func (c Config) options() *options {
 	return &options{
 		env: env{dir: c.Dir, events: c.Events, pool: c.Pool, dupFrac: c.DupFrac, seed: c.Seed,
-			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes, memLimit: c.MemLimit},
+			cpuprofile: c.CPUProfile, progress: c.Progress, batch: c.Batch, batchBytes: c.BatchBytes, memLimit: c.MemLimit,
+			duckCheckpoint: c.DuckCheckpoint, ckThreshold: c.CheckpointThreshold},
 		mode: c.Mode, json: c.JSON, keep: c.Keep, only: c.Only, profile: c.Profile, inProcess: c.InProcess,
 		waitIdleMax: c.WaitIdle, retries: c.Retries, phase: c.Phase, command: c.Command, childArgs: c.ChildArgs,
 	}
@@ -444,6 +457,12 @@ func (o *options) spawn(ctx context.Context, name, profile string, stderr io.Wri
 		"-batch", strconv.Itoa(o.batch), "-batch-bytes", strconv.Itoa(o.batchBytes))
 	if o.memLimit != "" {
 		args = append(args, "-memory-limit", o.memLimit)
+	}
+	if o.duckCheckpoint != "" {
+		args = append(args, "-duckdb-checkpoint-threshold", o.duckCheckpoint)
+	}
+	if o.ckThreshold != "" {
+		args = append(args, "-checkpoint-threshold", o.ckThreshold)
 	}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,10 +17,11 @@ import (
 // phaseWriteSteps is a diagnostic: it writes N events through store.Write
 // in batches of 10,000 (or -batch) on a fresh database, with the store's StepTimer on,
 // to show where a commit's time goes statement by statement; the figures of
-// the pipeline are those of the ingest phase. It runs twice: with DuckDB's
-// default checkpoint threshold, and with one large enough that no
-// checkpoint happens during the run. Both end with an explicit CHECKPOINT,
-// counted in their time.
+// the pipeline are those of the ingest phase. It runs three times: with
+// DuckDB checkpointing inside commits at its default threshold, with a
+// threshold large enough that no checkpoint happens during the run, and
+// with the store's own checkpointer beside the writer. All end with an
+// explicit CHECKPOINT, counted in their time.
 func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	pool, err := genPool(ctx, e.seed, e.pool, "evo")
 	if err != nil {
@@ -33,6 +35,8 @@ func phaseWriteSteps(ctx context.Context, e *env) ([]Result, error) {
 	for _, v := range []struct{ name, threshold, what string }{
 		{"write-steps", duckDBCheckpointThreshold, "store.Write's statements timed one by one (diagnostic)"},
 		{"write-steps-nockpt", "100GB", "  the same with checkpoint_threshold=100GB (no checkpoint)"},
+		// threshold "": the store's own checkpointer, with its defaults.
+		{"write-steps-store", "", "  the same with the store's checkpointer (its own connection)"},
 	} {
 		r, err := writeSteps(ctx, e, pool, writeBatch, v.name, v.threshold, v.what)
 		if err != nil {
@@ -51,7 +55,8 @@ const duckDBCheckpointThreshold = "16MB"
 type stepTimes struct {
 	order []string // steps in the order first seen: the store's
 	took  map[string]time.Duration
-	wal   string // the write-ahead log, to see checkpoints
+	most  map[string]time.Duration // the longest of each step
+	wal   string                   // the write-ahead log, to see checkpoints
 
 	walBefore   int64
 	commit      time.Duration // of the last batch
@@ -63,6 +68,7 @@ func (t *stepTimes) step(name string, d time.Duration) {
 		t.order = append(t.order, name)
 	}
 	t.took[name] += d
+	t.most[name] = max(t.most[name], d)
 	switch name {
 	case "record batch":
 		t.walBefore = fileSize(t.wal)
@@ -82,8 +88,8 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 	if err := removeDB(dbPath); err != nil {
 		return Result{}, err
 	}
-	times := &stepTimes{took: map[string]time.Duration{}, wal: dbPath + ".wal"}
-	st, err := store.OpenWith(ctx, dbPath, store.Options{CheckpointThreshold: threshold, StepTimer: times.step})
+	times := &stepTimes{took: map[string]time.Duration{}, most: map[string]time.Duration{}, wal: dbPath + ".wal"}
+	st, err := store.OpenWith(ctx, dbPath, store.Options{DuckDBCheckpointThreshold: threshold, CheckpointThreshold: e.ckThreshold, StepTimer: times.step})
 	if err != nil {
 		return Result{}, err
 	}
@@ -92,6 +98,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 	var slowCommits int
 	var maxCommit time.Duration
 	var batchTook, commitTook []time.Duration // per batch, to see growth with the table
+	var maxWAL int64
 	var done atomic.Int64
 	stop := ticker(ctx, e.progress, func() {
 		e.log.Info(name, append([]any{"rows", done.Load(), "of", e.events}, memAttrs()...)...)
@@ -123,6 +130,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 		}
 		batchTook, commitTook = append(batchTook, time.Since(bt)), append(commitTook, times.commit)
 		maxCommit = max(maxCommit, times.commit)
+		maxWAL = max(maxWAL, fileSize(times.wal))
 		if times.commit > 100*time.Millisecond {
 			slowCommits++
 		}
@@ -145,6 +153,20 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 		"commits_over_100ms": slowCommits, "max_commit_seconds": maxCommit.Seconds(),
 		"final_checkpoint_seconds": final.Seconds()}
 	k := max(1, len(batchTook)/10)
+	sorted := slices.Sorted(slices.Values(commitTook))
+	r.Extra["p99_commit_ms"] = float64(sorted[min(len(sorted)-1, len(sorted)*99/100)].Microseconds()) / 1000
+	sorted = slices.Sorted(slices.Values(batchTook))
+	r.Extra["max_batch_ms"] = float64(sorted[len(sorted)-1].Microseconds()) / 1000
+	r.Extra["p99_batch_ms"] = float64(sorted[min(len(sorted)-1, len(sorted)*99/100)].Microseconds()) / 1000
+	r.Extra["max_wal_mb"] = float64(maxWAL) / 1e6
+	if threshold == "" {
+		ck := st.CheckpointStats()
+		r.Extra["checkpoints_seen"] = ck.Checkpoints
+		r.Extra["checkpoint_seconds"] = ck.Total.Seconds()
+		r.Extra["checkpoint_max_ms"] = float64(ck.Longest.Microseconds()) / 1000
+		r.Extra["checkpoint_busy"] = ck.Busy
+		r.Extra["wal_limit_waits"] = ck.Waits
+	}
 	r.Extra["first_tenth_batch_ms"] = meanMS(batchTook[:k])
 	r.Extra["last_tenth_batch_ms"] = meanMS(batchTook[len(batchTook)-k:])
 	r.Extra["first_tenth_commit_ms"] = meanMS(commitTook[:k])
@@ -153,7 +175,7 @@ func writeSteps(ctx context.Context, e *env, pool []payload, writeBatch int, nam
 	for _, s := range times.order {
 		d := times.took[s]
 		r.Extra["s_"+strings.ReplaceAll(s, " ", "_")] = d.Seconds()
-		parts = append(parts, fmt.Sprintf("%s %.1fs (%.0f%%)", s, d.Seconds(), 100*d.Seconds()/total.Seconds()))
+		parts = append(parts, fmt.Sprintf("%s %.1fs (%.0f%%, max %dms)", s, d.Seconds(), 100*d.Seconds()/total.Seconds(), times.most[s].Milliseconds()))
 	}
 	e.log.Info(name+" breakdown", "steps", strings.Join(parts, ", "))
 	return r, nil
