@@ -22,12 +22,20 @@ import (
 // for the whole checkpoint. Small checkpoints keep both waits short.
 
 // DefaultCheckpointThreshold is the WAL size at which the store checkpoints
-// (Options.CheckpointThreshold).
-const DefaultCheckpointThreshold = "64MB"
+// (Options.CheckpointThreshold): the 1GB at which DuckDB checkpointed
+// before the store did. A checkpoint here has a large fixed part (about
+// 1.8–3 s on this machine's idle 1M bench whatever its size), so smaller
+// thresholds checkpoint more often for the same data: the 1M ingest ran at
+// 27,068 events/s with 64MB (7 checkpoints), 35,769 with 256MB (2), and
+// 42,112 with 1GB (none), against 42,616 with DuckDB checkpointing in the
+// commit at 1GB (BENCHMARKS.md, session 11).
+const DefaultCheckpointThreshold = "1GB"
 
 // DefaultWALLimit is the WAL size at which a write waits for a checkpoint
-// before it begins (Options.WALLimit).
-const DefaultWALLimit = "1GB"
+// before it begins (Options.WALLimit): twice the threshold, so that a
+// checkpoint of a full threshold can run beside the writer without it
+// waiting.
+const DefaultWALLimit = "2GB"
 
 // duckDBThresholdOff is DuckDB's checkpoint_threshold while the store
 // checkpoints by itself: far past any WAL the store lets grow (WALLimit), so

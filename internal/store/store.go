@@ -80,7 +80,7 @@ type Options struct {
 	// checkpoint, inside that commit, is off). A smaller threshold makes
 	// each checkpoint shorter, and so the commits that wait for one; a
 	// larger one checkpoints less often for the same data. DuckDB syntax:
-	// "64MB". Empty keeps DefaultCheckpointThreshold.
+	// "1GB". Empty keeps DefaultCheckpointThreshold.
 	CheckpointThreshold string
 	// WALLimit bounds the WAL: a write that finds it this large waits for
 	// a checkpoint before it begins (and fails if the checkpoint fails), so
