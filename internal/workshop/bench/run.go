@@ -115,13 +115,15 @@ and COMMIT), checkpoint, facts (refreshes within the phase), duckdb-threads
 nats-server (the embedded server: a process of its own beyond one machine,
 so the line also gives the figure without it) and other.
 
-The targets: after the table, each figure the issue sets a target for
-(ingest and concurrent against js-consume, the publisher's rate, peak RSS,
-bytes a key), judged against the limits of the same run, with context
-that is no target: the concurrent rate against js-both, and the ingest
-rate against the raw parts' bound: the machine's cores over js-consume's
-CPU an event plus duckdb-append's CPU a row times the rows the ingester
-wrote an event (what an ingester that only consumed and appended could do).
+The targets: after the table, each figure the issue sets a target for,
+judged against the limits of the same run: ingest ≥ 0.5× js-consume and
+≥ 0.85× the raw parts' bound (the machine's cores over js-consume's CPU an
+event plus duckdb-append's CPU a row times the rows the ingester wrote an
+event: what an ingester that only consumed and appended could do);
+concurrent ≥ 0.8× js-both; the longest COMMIT of ingest and concurrent
+≤ 150 ms; the publisher ≥ 100,000 events/s; peak RSS ≤ 1 GiB; bytes a key;
+the CPU an event ≤ 12 µs (above); and, for a curve, the rate at the largest
+N within 15% of the rate at the first.
 
 On a shared machine, -wait-idle waits before each phase until other processes
 leave the CPUs idle, and -retries runs a contended phase again (all but dedup,
