@@ -34,7 +34,8 @@ func TestStageOfNearestLeaf(t *testing.T) {
 }
 
 // A real profile of decoding splits the process's CPU: the stages sum to
-// the CPU an event, and decoding (with validation) holds most of it.
+// the CPU an event, and decoding (with validation) holds most of what Go
+// code of a named stage spent.
 func TestCPUBreakdownOfARealProfile(t *testing.T) {
 	raw := []byte(`{"specversion":"1.0","id":"e1","source":"skilllite/a1","type":"agent.tool.called","subject":"s1","time":"2026-11-01T00:00:00Z","seq":3,"datacontenttype":"application/json","data":{"tool":"read_file","ok":true,"duration_ms":12,"task_id":1,"hint":null,"control":false}}`)
 	if _, err := events.Decode(raw); err != nil {
@@ -65,7 +66,16 @@ func TestCPUBreakdownOfARealProfile(t *testing.T) {
 	if math.Abs(sum-b.PerEvent) > 1e-6*b.PerEvent {
 		t.Errorf("stages sum to %.4f µs, the CPU an event is %.4f", sum, b.PerEvent)
 	}
-	if d := b.Stages["decode"] + b.Stages["validate"]; d < 0.5*b.PerEvent {
-		t.Errorf("decode+validate %.3f of %.3f µs an event (%s); want most of it", d, b.PerEvent, b)
+	// The process's other threads (DuckDB's pools left by earlier tests,
+	// the race detector's) may take CPU meanwhile: judge decoding against
+	// the samples that have a named stage of Go code.
+	named := 0.0
+	for s, v := range b.Stages {
+		if s != "other" && s != "duckdb-threads" {
+			named += v
+		}
+	}
+	if d := b.Stages["decode"] + b.Stages["validate"]; d <= 0 || d < 0.5*named {
+		t.Errorf("decode+validate %.3f of %.3f µs an event in named stages (%s); want most of it", d, named, b)
 	}
 }
