@@ -25,6 +25,9 @@ func TestStageOfNearestLeaf(t *testing.T) {
 		{[]string{"github.com/nats-io/nats-server/v2/server.(*stream).processJetStreamMsg"}, "nats-server"},
 		{[]string{"runtime.scanobject", "runtime.gcBgMarkWorker"}, "gc"},
 		{[]string{"runtime._ExternalCode"}, "duckdb-threads"},
+		{[]string{"github.com/duckdb/duckdb-go/v2.(*Conn).ExecContext", "github.com/evosignal/evosignal/internal/store.(*checkpointer).checkpoint"}, "checkpoint"},
+		{[]string{"github.com/duckdb/duckdb-go/v2.(*Conn).ExecContext", "github.com/evosignal/evosignal/internal/store.inTx",
+			"github.com/evosignal/evosignal/internal/store.(*Store).RefreshFacts", "github.com/evosignal/evosignal/internal/ingest.(*natsRun).commitLoop"}, "facts"},
 		{[]string{"runtime.futex", "runtime.schedule"}, "other"},
 	} {
 		if got := stageOf(c.stack); got != c.want {
