@@ -27,8 +27,9 @@ import (
 // 1.8–3 s on this machine's idle 1M bench whatever its size), so smaller
 // thresholds checkpoint more often for the same data: the 1M ingest ran at
 // 27,068 events/s with 64MB (7 checkpoints), 35,769 with 256MB (2), and
-// 42,112 with 1GB (none), against 42,616 with DuckDB checkpointing in the
-// commit at 1GB (BENCHMARKS.md, session 11).
+// 42,112 with 1GB (none), against 42,616 for the code before the
+// checkpointer (DuckDB's own threshold at 1GB, which 1M does not reach:
+// BENCHMARKS.md, session 11).
 const DefaultCheckpointThreshold = "1GB"
 
 // DefaultWALLimit is the WAL size at which a write waits for a checkpoint
