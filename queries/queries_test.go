@@ -35,6 +35,7 @@ var committed = map[string]string{
 	"migrations/0006_stored_plan_facts.sql":  "8863832b8c49b126adaed1a42941df9eda9f83623bd1b3e33efaeca11e6e1926",
 	"migrations/0007_dead_letter_bounds.sql": "02aff5c337b44d61b1af3ff2a3b9e398c8717b408b4512e31b73eaef6a6e200d",
 	"migrations/0008_facts_bounds.sql":       "a127443f737c96a7da19a997c8b03111f13b4abc7951e093241c97b9e1029ba9",
+	"migrations/0009_model_calls.sql":        "9735774680782e9dccf9162510c14a42421707e9c7ec8a27d46c87a93cd796c9",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {

@@ -98,7 +98,7 @@ func TestFiles(t *testing.T) {
 		// event.json refers to every per-type file, each in the newest
 		// version up to v that has one.
 		var want []string
-		for _, name := range typeFiles(t) {
+		for _, name := range typeFiles(t, Versions[:i+1]) {
 			want = append(want, newestUpTo(Versions[:i+1], name))
 		}
 		slices.Sort(dataRefs)
@@ -111,15 +111,21 @@ func TestFiles(t *testing.T) {
 
 // typeFiles are the names of v1's per-type files (a minor version adds no
 // type).
-func typeFiles(tb testing.TB) []string {
+// typeFiles lists the names of the per-type data files of versions (each
+// name once): the v1 types and those a minor version added.
+func typeFiles(tb testing.TB, versions []string) []string {
 	tb.Helper()
-	files, err := fs.Glob(FS, "v1/agent.*.json")
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no v1 type files: %v", err)
-	}
 	var out []string
-	for _, f := range files {
-		out = append(out, path.Base(f))
+	for _, v := range versions {
+		files, err := fs.Glob(FS, v+"/agent.*.json")
+		if err != nil || (v == "v1" && len(files) == 0) {
+			tb.Fatalf("no %s type files: %v", v, err)
+		}
+		for _, f := range files {
+			if !slices.Contains(out, path.Base(f)) {
+				out = append(out, path.Base(f))
+			}
+		}
 	}
 	return out
 }
@@ -159,7 +165,9 @@ func TestCurrent(t *testing.T) {
 // rule of README.md ("Versioning") against the file it replaces: the same
 // required members and additionalProperties, every old member kept as it
 // was (descriptions aside) except that an enum may gain values, and new
-// members optional.
+// members optional. A file no earlier version has must be the data of a
+// type the version adds: one its event.json lists and the version before's
+// does not.
 func TestMinorVersionsAreAdditive(t *testing.T) {
 	type doc struct {
 		Required             []string                   `json:"required"`
@@ -203,7 +211,10 @@ func TestMinorVersionsAreAdditive(t *testing.T) {
 			}
 			prev := newestUpTo(Versions[:i], base)
 			if prev == "" {
-				t.Errorf("%s: no earlier version has %s (a minor version changes files, it adds none)", name, base)
+				typ := strings.TrimSuffix(base, ".json")
+				if !strings.HasPrefix(base, "agent.") || !slices.Contains(types(Versions[i]), typ) || slices.Contains(types(Versions[i-1]), typ) {
+					t.Errorf("%s: no earlier version has %s, and it is not the data of a type %s adds", name, base, Versions[i])
+				}
 				continue
 			}
 			old, cur := read(prev), read(name)
@@ -237,6 +248,25 @@ func TestMinorVersionsAreAdditive(t *testing.T) {
 	}
 }
 
+// types lists the event types of version v: its event.json's type enum.
+func types(v string) []string {
+	b, err := FS.ReadFile(v + "/event.json")
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Properties struct {
+			Type struct {
+				Enum []string `json:"enum"`
+			} `json:"type"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return nil
+	}
+	return doc.Properties.Type.Enum
+}
+
 func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
@@ -262,8 +292,12 @@ func TestNoFetch(t *testing.T) {
 	}
 }
 
-// TestValidTestdata checks that every v1 sample is an event of every
-// version: a minor version keeps old events valid.
+// newerSamples are the sample sessions written against a minor version
+// (what it adds is in them), by file; every other sample is v1.
+var newerSamples = map[string]string{"coder_model_calls.jsonl": "v1.3"}
+
+// TestValidTestdata checks that every sample is an event of its version and
+// of every version after it: a minor version keeps old events valid.
 func TestValidTestdata(t *testing.T) {
 	schemas := eventSchemas(t)
 	files, err := filepath.Glob(filepath.Join(testdata, "valid", "*.jsonl"))
@@ -277,9 +311,14 @@ func TestValidTestdata(t *testing.T) {
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<20)
+		from := "v1"
+		if v, ok := newerSamples[filepath.Base(file)]; ok {
+			from = v
+		}
 		for n := 1; sc.Scan(); n++ {
-			for id, sch := range schemas {
-				if err := validate(t, sch, sc.Bytes()); err != nil {
+			for _, v := range Versions[slices.Index(Versions, from):] {
+				id := Base + v + "/event.json"
+				if err := validate(t, schemas[id], sc.Bytes()); err != nil {
 					t.Errorf("%s:%d: %s: %v", filepath.Base(file), n, id, err)
 				}
 			}

@@ -68,6 +68,24 @@ type ToolCalledData struct {
 	Error      string  `json:"error,omitempty"` // at most 4096 characters
 	DurationMS int64   `json:"duration_ms"`
 	Control    bool    `json:"control"`
+	// ArgsDigest (v1.3) is a digest of the call's arguments: equal
+	// arguments, equal digests (ArgsDigest). Empty when not reported.
+	ArgsDigest string `json:"args_digest,omitempty"`
+}
+
+// ModelCalledData is the data of agent.model.called (v1.3): one model call,
+// emitted when it returns. A token count is nil when the call did not
+// report it, never 0 for unknown.
+type ModelCalledData struct {
+	// TaskID is the task in progress when the call was made: the task the
+	// call's answer served (nil before the first plan, or when the agent
+	// does not know).
+	TaskID            *int64 `json:"task_id"`
+	Model             string `json:"model,omitempty"`
+	InputTokens       *int64 `json:"input_tokens,omitempty"`
+	OutputTokens      *int64 `json:"output_tokens,omitempty"`
+	CachedInputTokens *int64 `json:"cached_input_tokens,omitempty"`
+	DurationMS        int64  `json:"duration_ms"`
 }
 
 // TaskCompletedData is the data of agent.task.completed.

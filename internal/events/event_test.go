@@ -87,6 +87,7 @@ func TestPayloadTypes(t *testing.T) {
 		TaskCompleted:     reflect.TypeFor[*TaskCompletedData](),
 		DepthLimitReached: reflect.TypeFor[*DepthLimitReachedData](),
 		SessionEnded:      reflect.TypeFor[*SessionEndedData](),
+		ModelCalled:       reflect.TypeFor[*ModelCalledData](),
 	}
 	got := map[Type]bool{}
 	for _, l := range validLines(t) {
@@ -297,16 +298,19 @@ func TestTypes(t *testing.T) {
 			}
 		})
 	}
-	if len(Types) != 8 {
-		t.Errorf("len(Types) = %d, want 8", len(Types))
+	if len(Types) != 9 {
+		t.Errorf("len(Types) = %d, want 9", len(Types))
 	}
 	for _, typ := range Types {
 		if !typ.Known() {
 			t.Errorf("Types has %q, which is not Known", typ)
 		}
 		want := "https://schema.evosignal.dev/v1/" + string(typ) + ".json"
-		if typ == SessionEnded {
+		switch typ {
+		case SessionEnded:
 			want = "https://schema.evosignal.dev/v1.2/" + string(typ) + ".json"
+		case ToolCalled, ModelCalled:
+			want = "https://schema.evosignal.dev/v1.3/" + string(typ) + ".json"
 		}
 		if got := typ.DataSchema(); got != want {
 			t.Errorf("%s.DataSchema() = %q, want %q", typ, got, want)

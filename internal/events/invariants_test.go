@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -36,8 +37,12 @@ func TestSessionInvariants(t *testing.T) {
 }
 
 func checkSession(evs []*Event) error {
-	if len(evs) < 2 || evs[0].Type != SessionStarted || evs[1].Type != PlanCreated {
-		return fmt.Errorf("a session starts with %s, %s", SessionStarted, PlanCreated)
+	second := 1 // the first event after the start that is not a model call
+	for second < len(evs) && evs[second].Type == ModelCalled {
+		second++
+	}
+	if second >= len(evs) || evs[0].Type != SessionStarted || evs[second].Type != PlanCreated {
+		return fmt.Errorf("a session starts with %s, %s (model calls between them aside)", SessionStarted, PlanCreated)
 	}
 	var (
 		started   *SessionStartedData
@@ -47,6 +52,7 @@ func checkSession(evs []*Event) error {
 		failed    int64
 		taskCalls = map[int64]int64{}
 		ids       = map[string]bool{}
+		usage     *Usage // the model calls' totals
 	)
 	hintOf := func(id int64) (*string, error) {
 		i := slices.IndexFunc(plan, func(t Task) bool { return t.ID == id })
@@ -79,7 +85,7 @@ func checkSession(evs []*Event) error {
 		if ev.Type == SessionEnded && i != len(evs)-1 {
 			return fail("session.ended is not the last event")
 		}
-		if (ev.Type == SessionStarted) != (i == 0) || (ev.Type == PlanCreated) != (i == 1) {
+		if (ev.Type == SessionStarted) != (i == 0) || (ev.Type == PlanCreated) != (i == second) {
 			return fail("session.started and plan.created come once, first")
 		}
 		p, err := ev.Payload()
@@ -189,13 +195,30 @@ func checkSession(evs []*Event) error {
 			if d.ToolCalls != taskCalls[d.TaskID] || d.ToolCalls < d.Limit {
 				return fail("tool_calls %d, want %d and at least the limit %d", d.ToolCalls, taskCalls[d.TaskID], d.Limit)
 			}
+		case *ModelCalledData:
+			if usage == nil {
+				usage = &Usage{InputTokens: new(int64), OutputTokens: new(int64), CachedInputTokens: new(int64)}
+			}
+			if d.InputTokens == nil || d.OutputTokens == nil || d.CachedInputTokens == nil || *d.CachedInputTokens > *d.InputTokens {
+				return fail("every sample model call reports its tokens, cached ones a part of the input")
+			}
+			usage.ModelCalls++
+			*usage.InputTokens += *d.InputTokens
+			*usage.OutputTokens += *d.OutputTokens
+			*usage.CachedInputTokens += *d.CachedInputTokens
+			usage.ModelMS += d.DurationMS
 		case *SessionEndedData:
 			want := SessionEndedData{
 				Outcome: d.Outcome, Replans: replans, ToolCalls: calls, FailedToolCalls: failed,
 				Iterations: calls + 1, DurationMS: ev.Time.Sub(evs[0].Time).Milliseconds(), Feedback: d.Feedback,
 			}
-			if *d != want {
-				return fail("%+v, want %+v", *d, want)
+			got := *d
+			got.Usage = nil
+			if got != want {
+				return fail("%+v, want %+v", got, want)
+			}
+			if (usage == nil) != (d.Usage == nil) || usage != nil && !reflect.DeepEqual(*usage, *d.Usage) {
+				return fail("usage %+v, want the model calls' totals %+v", d.Usage, usage)
 			}
 		}
 	}

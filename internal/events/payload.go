@@ -118,6 +118,8 @@ func readTyped(t *tree, root int32, typ Type, data []byte) *goData {
 		td.value = b.taskCompleted()
 	case DepthLimitReached:
 		td.value = b.depthLimitReached()
+	case ModelCalled:
+		td.value = b.modelCalled()
 	default: // SessionEnded
 		td.value = b.sessionEnded()
 	}
@@ -317,6 +319,29 @@ func (b builder) toolCalled() *ToolCalledData {
 			d.DurationMS = b.int(v)
 		case "control":
 			d.Control = b.bool(v)
+		case "args_digest":
+			d.ArgsDigest = b.str(v)
+		}
+	})
+	return d
+}
+
+func (b builder) modelCalled() *ModelCalledData {
+	d := new(ModelCalledData)
+	b.members(b.root, func(key []byte, v int32) {
+		switch string(key) {
+		case "task_id":
+			d.TaskID = b.intPtr(v)
+		case "model":
+			d.Model = b.str(v)
+		case "input_tokens":
+			d.InputTokens = b.intPtr(v)
+		case "output_tokens":
+			d.OutputTokens = b.intPtr(v)
+		case "cached_input_tokens":
+			d.CachedInputTokens = b.intPtr(v)
+		case "duration_ms":
+			d.DurationMS = b.int(v)
 		}
 	})
 	return d

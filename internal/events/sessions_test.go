@@ -50,6 +50,7 @@ var sessions = []struct {
 	{"coder_aborted.jsonl", abortedSession},
 	{"skilllite_timeout.jsonl", timeoutSession},
 	{"skilllite_never_ends.jsonl", neverEnds},
+	{"coder_model_calls.jsonl", modelCalls},
 }
 
 var skillliteTools = []string{"read_file", "write_file", "run_command", "search_web", "grep", "http_request", "complete_task", "update_task_plan"}
@@ -330,6 +331,35 @@ func neverEnds(w *sessionWriter) {
 	// The agent process died here: no agent.session.ended.
 }
 
+// modelCalls (v1.3) reports each model call (agent.model.called) before the
+// plan, the calls and the replan it decided, with its tokens; the tool calls
+// carry args_digest, and the same failing call is repeated once.
+func modelCalls(w *sessionWriter) {
+	w.begin("coder/ci-runner-2", "ci-50117-lint", "2025-06-13T08:12:40.511Z")
+	w.started(SessionStartedData{Goal: "Make golangci-lint pass", Agent: "coder", AgentVersion: "2.4.0", Model: "gpt-4.1-mini", Tools: coderTools})
+	w.model(0, 1850, 212, 0, 1412)
+	w.plan(OriginModel, "",
+		task(1, "Run golangci-lint", "run_command"),
+		task(2, "Fix the reported issues", "write_file"))
+	w.model(1, 2140, 31, 1792, 604)
+	w.okArgs(1, "run_command", 8120, "3f1b2c9d0e4a5b6c")
+	w.model(1, 3310, 18, 2048, 512)
+	w.complete(1, CompletionSuccess, CompletionSuccess, "12 issues")
+	w.model(2, 3402, 95, 3200, 877)
+	w.failArgs(2, "write_file", 4, "permission", "open internal/x.go: permission denied", "9a0c11f2e3d4b5a6")
+	w.model(2, 3530, 95, 3328, 861)
+	w.failArgs(2, "write_file", 3, "permission", "open internal/x.go: permission denied", "9a0c11f2e3d4b5a6")
+	w.model(2, 3688, 240, 3456, 1933)
+	w.replan(TriggerToolFailures, "The file is read-only; fix the issues through the formatter", []int64{1},
+		task(3, "Run gofmt -w on the package", "run_command"))
+	w.model(3, 3930, 22, 3712, 498)
+	w.okArgs(3, "run_command", 640, "c0ffee0012345678")
+	w.model(3, 4010, 14, 3840, 455)
+	w.complete(3, CompletionSuccess, CompletionSuccess, "")
+	w.model(0, 4100, 60, 3968, 702)
+	w.ended(OutcomeSuccess, "")
+}
+
 func TestSampleSessions(t *testing.T) {
 	for _, s := range sessions {
 		t.Run(s.file, func(t *testing.T) {
@@ -356,6 +386,25 @@ type sessionWriter struct {
 	calls     int64
 	failed    int64
 	taskCalls map[int64]int64
+	usage     *Usage // the model calls' totals (v1.3 scripts)
+}
+
+// model is one agent.model.called for task taskID (0: none).
+func (w *sessionWriter) model(taskID, in, out, cached, ms int64) {
+	d := ModelCalledData{InputTokens: &in, OutputTokens: &out, CachedInputTokens: &cached, DurationMS: ms}
+	if taskID != 0 {
+		d.TaskID = &taskID
+	}
+	if w.usage == nil {
+		w.usage = &Usage{InputTokens: new(int64), OutputTokens: new(int64), CachedInputTokens: new(int64)}
+	}
+	u := w.usage
+	u.ModelCalls++
+	*u.InputTokens += in
+	*u.OutputTokens += out
+	*u.CachedInputTokens += cached
+	u.ModelMS += ms
+	w.emit(ModelCalled, time.Duration(ms)*time.Millisecond, d)
 }
 
 func task(id int64, desc, hint string) Task {
@@ -431,7 +480,11 @@ func (w *sessionWriter) hintOf(taskID int64) *string {
 }
 
 func (w *sessionWriter) call(taskID int64, tool string, ms int64, errKind, errMsg string, control bool) {
-	d := ToolCalledData{Tool: tool, OK: errMsg == "", ErrorKind: errKind, Error: errMsg, DurationMS: ms, Control: control}
+	w.callArgs(taskID, tool, ms, errKind, errMsg, control, "")
+}
+
+func (w *sessionWriter) callArgs(taskID int64, tool string, ms int64, errKind, errMsg string, control bool, digest string) {
+	d := ToolCalledData{Tool: tool, OK: errMsg == "", ErrorKind: errKind, Error: errMsg, DurationMS: ms, Control: control, ArgsDigest: digest}
 	if taskID != 0 {
 		d.TaskID = &taskID
 		d.Hint = w.hintOf(taskID)
@@ -454,6 +507,14 @@ func (w *sessionWriter) ok(taskID int64, tool string, ms int64) {
 
 func (w *sessionWriter) fail(taskID int64, tool string, ms int64, kind, msg string) {
 	w.call(taskID, tool, ms, kind, msg, false)
+}
+
+func (w *sessionWriter) okArgs(taskID int64, tool string, ms int64, digest string) {
+	w.callArgs(taskID, tool, ms, "", "", false, digest)
+}
+
+func (w *sessionWriter) failArgs(taskID int64, tool string, ms int64, kind, msg, digest string) {
+	w.callArgs(taskID, tool, ms, kind, msg, false, digest)
 }
 
 func (w *sessionWriter) complete(taskID int64, c, reported Completion, summary string) {
@@ -532,6 +593,7 @@ func (w *sessionWriter) ended(o Outcome, f Feedback) {
 	w.emit(SessionEnded, gap, SessionEndedData{
 		Outcome: o, Replans: w.replans, ToolCalls: w.calls, FailedToolCalls: w.failed,
 		Iterations: w.calls + 1, DurationMS: end.Sub(w.start).Milliseconds(), Feedback: f,
+		Usage: w.usage,
 	})
 }
 

@@ -17,9 +17,13 @@ const (
 	TaskCompleted     Type = "agent.task.completed"
 	DepthLimitReached Type = "agent.depth_limit.reached"
 	SessionEnded      Type = "agent.session.ended"
+	// ModelCalled (v1.3) is one model call, with its tokens and time.
+	ModelCalled Type = "agent.model.called"
 )
 
-// Types lists every v1 event type, in the order of a typical session.
+// Types lists every event type: the v1 types in the order of a typical
+// session, then those later minor versions added (v1.3: agent.model.called,
+// which a session emits before each plan, replan and tool call it decides).
 var Types = []Type{
 	SessionStarted,
 	PlanCreated,
@@ -29,6 +33,7 @@ var Types = []Type{
 	TaskCompleted,
 	DepthLimitReached,
 	SessionEnded,
+	ModelCalled,
 }
 
 // Known reports whether t is a v1 event type.
@@ -44,18 +49,22 @@ func (t Type) Known() bool {
 // instead (schema/README.md, "Versioning"); evosignal never reads the
 // attribute to choose a schema.
 func (t Type) DataSchema() string {
-	if t == SessionEnded {
+	switch t {
+	case SessionEnded:
 		return SchemaBaseV1_2 + string(t) + ".json"
+	case ModelCalled, ToolCalled:
+		return SchemaBaseV1_3 + string(t) + ".json"
 	}
 	return SchemaBaseV1 + string(t) + ".json"
 }
 
-// SchemaBaseV1, SchemaBaseV1_1 and SchemaBaseV1_2 are the URL prefixes of
-// the v1, v1.1 and v1.2 JSON Schema $ids (identifiers, never fetched).
+// SchemaBaseV1 … SchemaBaseV1_3 are the URL prefixes of the v1, v1.1, v1.2
+// and v1.3 JSON Schema $ids (identifiers, never fetched).
 const (
 	SchemaBaseV1   = "https://schema.evosignal.dev/v1/"
 	SchemaBaseV1_1 = "https://schema.evosignal.dev/v1.1/"
 	SchemaBaseV1_2 = "https://schema.evosignal.dev/v1.2/"
+	SchemaBaseV1_3 = "https://schema.evosignal.dev/v1.3/"
 )
 
 // lookupType maps a type name to its constant without allocating.
@@ -77,6 +86,8 @@ func lookupType(b []byte) (Type, bool) {
 		return DepthLimitReached, true
 	case string(SessionEnded):
 		return SessionEnded, true
+	case string(ModelCalled):
+		return ModelCalled, true
 	}
 	return "", false
 }

@@ -127,6 +127,7 @@ var dataSpecs = map[Type]*objSpec{
 		{name: "error", kind: fString, maxLen: 4096},
 		req(integer("duration_ms", 0)),
 		req(boolean("control")),
+		{name: "args_digest", kind: fString, minLen: 1, maxLen: 64},
 	}},
 	TaskCompleted: {fields: []field{
 		req(integer("task_id", 1)),
@@ -149,6 +150,14 @@ var dataSpecs = map[Type]*objSpec{
 		req(integer("duration_ms", 0)),
 		enum("feedback", feedbacks),
 		object("usage", &usageSpec),
+	}},
+	ModelCalled: {fields: []field{
+		req(nullable(integer("task_id", 1))),
+		nonEmpty("model"),
+		integer("input_tokens", 0),
+		integer("output_tokens", 0),
+		integer("cached_input_tokens", 0),
+		req(integer("duration_ms", 0)),
 	}},
 }
 

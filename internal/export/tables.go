@@ -72,6 +72,9 @@ var Tables = []Table{
 	{Name: "tool_calls", Clock: clockEvents, rows: ofEvent},
 	{Name: "task_completions", Clock: clockEvents, rows: ofEvent},
 	{Name: "depth_limits", Clock: clockEvents, rows: ofEvent},
+	{Name: "model_calls", Clock: clockEvents, rows: ofEvent},
+	{Name: "tool_call_args", Clock: clockEvents, rows: ofEvent},
+	{Name: "session_usage", Clock: clockEvents, rows: ofEvent},
 	{Name: deadLettersTable, Clock: clockDeadLetters, rows: tableRows{
 		Committed: "received_at", Day: "received_at", Order: []string{"received_at", "file", "line", "stream_seq"}}},
 }

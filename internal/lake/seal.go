@@ -109,6 +109,9 @@ var tables = []sealedTable{
 	{"tool_calls", appended, byEvent("tool_calls")},
 	{"task_completions", appended, byEvent("task_completions")},
 	{"depth_limits", appended, byEvent("depth_limits")},
+	{"model_calls", appended, byEvent("model_calls")},
+	{"tool_call_args", appended, byEvent("tool_call_args")},
+	{"session_usage", appended, byEvent("session_usage")},
 	{"events", appended, `SELECT * FROM events WHERE $new`},
 	{sealsTable, marker, ""},
 }

@@ -39,6 +39,9 @@ var typedTables = []struct {
 	{"task_completions", func(a *appenders) **duckdb.Appender { return &a.taskCompletions }},
 	{"depth_limits", func(a *appenders) **duckdb.Appender { return &a.depthLimits }},
 	{"session_ends", func(a *appenders) **duckdb.Appender { return &a.sessionEnds }},
+	{"session_usage", func(a *appenders) **duckdb.Appender { return &a.sessionUsage }},
+	{"model_calls", func(a *appenders) **duckdb.Appender { return &a.modelCalls }},
+	{"tool_call_args", func(a *appenders) **duckdb.Appender { return &a.toolCallArgs }},
 }
 
 // WrittenRows counts the rows a Write stores for accepted events: those of
@@ -70,7 +73,8 @@ type appenders struct {
 	dead         *duckdb.Appender
 
 	sessionStarts, plans, planTasks, replans, replanDropped, hintsStripped,
-	toolCalls, taskCompletions, depthLimits, sessionEnds *duckdb.Appender
+	toolCalls, taskCompletions, depthLimits, sessionEnds,
+	sessionUsage, modelCalls, toolCallArgs *duckdb.Appender
 }
 
 // all returns a pointer to every appender field.
@@ -210,9 +214,12 @@ func (a *appenders) appendTyped(e *events.Event) error {
 		if d.TaskID != nil {
 			task = *d.TaskID
 		}
-		return a.toolCalls.AppendRow(session, e.Source, e.ID, e.Seq, at,
+		if err := a.toolCalls.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			task, d.Tool, nullable(d.Hint), d.OK, member(has, "error_kind", d.ErrorKind),
-			member(has, "error", d.Error), d.DurationMS, d.Control)
+			member(has, "error", d.Error), d.DurationMS, d.Control); err != nil || d.ArgsDigest == "" {
+			return err
+		}
+		return a.toolCallArgs.AppendRow(session, e.Source, e.ID, e.Seq, at, d.ArgsDigest)
 	case *events.TaskCompletedData:
 		return a.taskCompletions.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			d.TaskID, string(d.Completion), nullString(string(d.Reported)), d.ToolCalls,
@@ -220,9 +227,18 @@ func (a *appenders) appendTyped(e *events.Event) error {
 	case *events.DepthLimitReachedData:
 		return a.depthLimits.AppendRow(session, e.Source, e.ID, e.Seq, at, d.TaskID, d.ToolCalls, d.Limit)
 	case *events.SessionEndedData:
-		return a.sessionEnds.AppendRow(session, e.Source, e.ID, e.Seq, at,
+		if err := a.sessionEnds.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			string(d.Outcome), d.Replans, d.ToolCalls, d.FailedToolCalls, d.Iterations, d.DurationMS,
-			nullString(string(d.Feedback)))
+			nullString(string(d.Feedback))); err != nil || d.Usage == nil {
+			return err
+		}
+		u := d.Usage
+		return a.sessionUsage.AppendRow(session, e.Source, e.ID, e.Seq, at, u.ModelCalls,
+			nullInt(u.InputTokens), nullInt(u.OutputTokens), nullInt(u.CachedInputTokens), u.ModelMS)
+	case *events.ModelCalledData:
+		return a.modelCalls.AppendRow(session, e.Source, e.ID, e.Seq, at, nullInt(d.TaskID),
+			member(has, "model", d.Model), nullInt(d.InputTokens), nullInt(d.OutputTokens),
+			nullInt(d.CachedInputTokens), d.DurationMS)
 	}
 	return &eventError{fmt.Errorf("no typed table for data %T", p)}
 }
@@ -268,6 +284,15 @@ func member(has events.Members, name, value string) any {
 		return nil
 	}
 	return value
+}
+
+// nullInt is an optional or nullable integer member: NULL when absent or
+// null.
+func nullInt(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
 }
 
 // nullable is a nullable string member: NULL for JSON null.
