@@ -36,7 +36,7 @@ var Types = []Type{
 	ModelCalled,
 }
 
-// Known reports whether t is a v1 event type.
+// Known reports whether t is an event type of the latest version.
 func (t Type) Known() bool {
 	_, ok := lookupType([]byte(t))
 	return ok
