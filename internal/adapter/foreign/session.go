@@ -74,6 +74,9 @@ type Quality struct {
 	// plans, kept as ordinary tool calls (docs/plan-dialects.md, "Two plan
 	// sources").
 	PlanFileSuperseded int64
+	// ImpossibleUsage: model calls that reported a negative token count;
+	// the count is taken as not reported (never summed), the call kept.
+	ImpossibleUsage int64
 }
 
 // Add adds o to q.
@@ -90,6 +93,7 @@ func (q *Quality) Add(o Quality) {
 	q.FileCallsUnread += o.FileCallsUnread
 	q.FileCallsUnreadable += o.FileCallsUnreadable
 	q.PlanFileSuperseded += o.PlanFileSuperseded
+	q.ImpossibleUsage += o.ImpossibleUsage
 }
 
 // Notes returns q as data-quality sentences, none when q is zero.
@@ -130,6 +134,9 @@ func (q Quality) Notes() []string {
 	}
 	if q.PlanFileSuperseded > 0 {
 		n = append(n, fmt.Sprintf("%d file tool calls on a plan file came in sessions planned with the agent's plan tool; the plan tool's list is the session's plan, so they were kept as ordinary tool calls and not read as plans", q.PlanFileSuperseded))
+	}
+	if q.ImpossibleUsage > 0 {
+		n = append(n, fmt.Sprintf("%d model calls reported a negative token count; those counts were taken as not reported and not summed", q.ImpossibleUsage))
 	}
 	return n
 }
@@ -268,6 +275,8 @@ func (s *Session) Iterate() { s.iterations++ }
 // Model is one model call as the foreign record states it: what it used,
 // as far as the record says.
 type Model struct {
+	// Name is the model that answered ("" when the record does not say).
+	Name string
 	// Input, Output and Cached are its token counts (Cached: input tokens
 	// read from a prompt cache, a part of Input); each nil when not
 	// reported.
@@ -303,15 +312,36 @@ func (c count) ptr() *int64 {
 	return &n
 }
 
-// Model counts one model call of the request in force: an iteration
-// (Iterate), and what it used, summed into agent.session.ended's usage.
-func (s *Session) Model(m Model) {
+// Model emits agent.model.called for one model call of the request in
+// force, at at (event id at.ID+"/model"), for the task in progress, and
+// counts it: an iteration (Iterate), and what it used, summed into
+// agent.session.ended's usage. A negative count is taken as not reported
+// (Quality.ImpossibleUsage). A plan burst held (Tool) is not flushed: the
+// model calls between a burst's plan calls are the burst's own, and the
+// plan event comes after them.
+func (s *Session) Model(ctx context.Context, at At, m Model) error {
+	bad := false
+	for _, n := range []**int64{&m.Input, &m.Output, &m.Cached} {
+		if *n != nil && **n < 0 {
+			*n, bad = nil, true
+		}
+	}
+	if bad {
+		s.quality.ImpossibleUsage++
+	}
 	s.iterations++
 	s.usage.calls++
 	s.usage.input.add(m.Input)
 	s.usage.output.add(m.Output)
 	s.usage.cached.add(m.Cached)
-	s.usage.ms += max(m.Duration.Milliseconds(), 0)
+	ms := max(m.Duration.Milliseconds(), 0)
+	s.usage.ms += ms
+	d := events.ModelCalledData{Model: m.Name, InputTokens: m.Input, OutputTokens: m.Output,
+		CachedInputTokens: m.Cached, DurationMS: ms}
+	if task, ok := s.tr.Current(); ok {
+		d.TaskID = &task.ID
+	}
+	return s.emit(ctx, at, "/model", events.ModelCalled, d)
 }
 
 // Planned applies a plan the agent stated other than by a tool call (an
@@ -694,7 +724,7 @@ func (s *Session) work(ctx context.Context, at At, c Call) error {
 
 func (s *Session) called(ctx context.Context, at At, c Call, task *int64, hint *string, control bool) error {
 	d := events.ToolCalledData{TaskID: task, Tool: cmp.Or(c.Name, c.Tool), Hint: hint, OK: c.OK,
-		DurationMS: max(c.Duration.Milliseconds(), 0), Control: control}
+		DurationMS: max(c.Duration.Milliseconds(), 0), Control: control, ArgsDigest: events.ArgsDigest(c.Args)}
 	if !c.OK {
 		d.Error, d.ErrorKind = cut(c.Error), c.Kind
 		if d.Error == "" {

@@ -1,6 +1,8 @@
 package otel_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,19 @@ func TestConventionsMixed(t *testing.T) {
 	}
 	if st.PlanSpansUnread != 1 || !strings.Contains(strings.Join(st.Notes(), "\n"), "1 plan spans (planning boundaries) carried no plan") {
 		t.Errorf("plan spans unread %d, notes %q: want the content-less plan span counted and noted", st.PlanSpansUnread, st.Notes())
+	}
+	var models []string
+	for _, e := range s.evs {
+		if p, _ := e.Payload(); p != nil {
+			if d, ok := p.(*events.ModelCalledData); ok {
+				models = append(models, fmt.Sprintf("%s:%v/%v", d.Model, deref(d.InputTokens), deref(d.OutputTokens)))
+			}
+		}
+	}
+	// One agent.model.called per model call, with the model and tokens of
+	// its span (the outer OpenInference span: the inner client span's).
+	if want := []string{"m:100/20", "m:110/9", ":130/15", ":absent/absent"}; !slices.Equal(models, want) {
+		t.Errorf("model calls %q, want %q", models, want)
 	}
 	for _, e := range s.evs {
 		if e.Subject != "conv-7" {

@@ -78,7 +78,10 @@ func mapTrace(ctx context.Context, reg *plandialect.Registry, files *foreign.Fil
 				continue // the outer model span counts the call
 			}
 			u := t.usageOf(s)
-			sess.Model(foreign.Model{Input: ptr(u.input, u.hasIn), Output: ptr(u.output, u.hasOut), Cached: ptr(u.cached, u.hasCached), Duration: s.duration()})
+			m := foreign.Model{Name: s.model, Input: ptr(u.input, u.hasIn), Output: ptr(u.output, u.hasOut), Cached: ptr(u.cached, u.hasCached), Duration: s.duration()}
+			if err := sess.Model(ctx, foreign.At{ID: key(s), Time: s.end, Seq: micros(s.start)}, m); err != nil {
+				return done(err)
+			}
 		case kindTool:
 			if s.tool == "" || t.within(s, func(p *span) bool { return p.kind == kindTool && p.tool == s.tool }) {
 				continue // a tool span inside its own call's span

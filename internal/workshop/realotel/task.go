@@ -117,11 +117,21 @@ func Expected(name string) Truth {
 
 // TruthOf counts in evs what a Truth counts: sessions started, plans
 // created, replans (agent.plan.updated), completions, model calls and
-// tokens (agent.session.ended's iterations and usage), real tool calls and
-// the failed ones (agent.tool.called, control false): what an adapter made
-// of a framework's telemetry, to hold against the script's truth.
+// their tokens (agent.model.called), real tool calls and the failed ones
+// (agent.tool.called, control false): what an adapter made of a
+// framework's telemetry, to hold against the script's truth. A session
+// whose agent.session.ended disagrees with its model calls (iterations
+// other than their number, usage other than their sums) is an error.
 func TruthOf(evs []*events.Event) (Truth, error) {
 	var got Truth
+	type sum struct{ calls, in, out, cached int64 }
+	sums := map[string]*sum{}
+	at := func(session string) *sum {
+		if sums[session] == nil {
+			sums[session] = new(sum)
+		}
+		return sums[session]
+	}
 	for _, e := range evs {
 		p, err := e.Payload()
 		if err != nil {
@@ -143,13 +153,26 @@ func TruthOf(evs []*events.Event) (Truth, error) {
 					got.FailedCalls++
 				}
 			}
+		case *events.ModelCalledData:
+			s := at(e.Subject)
+			s.calls++
+			s.in += deref(d.InputTokens)
+			s.out += deref(d.OutputTokens)
+			s.cached += deref(d.CachedInputTokens)
+			got.ModelCalls++
+			got.InputTokens += int(deref(d.InputTokens))
+			got.OutputTokens += int(deref(d.OutputTokens))
+			got.CachedTokens += int(deref(d.CachedInputTokens))
 		case *events.SessionEndedData:
-			got.ModelCalls += int(d.Iterations)
-			if u := d.Usage; u != nil {
-				got.InputTokens += int(deref(u.InputTokens))
-				got.OutputTokens += int(deref(u.OutputTokens))
-				got.CachedTokens += int(deref(u.CachedInputTokens))
+			s := at(e.Subject)
+			var u sum
+			if d.Usage != nil {
+				u = sum{d.Usage.ModelCalls, deref(d.Usage.InputTokens), deref(d.Usage.OutputTokens), deref(d.Usage.CachedInputTokens)}
 			}
+			if d.Iterations != s.calls || u != *s {
+				return Truth{}, fmt.Errorf("session %s ended with iterations %d and usage %+v; its agent.model.called events sum to %+v", e.Subject, d.Iterations, u, *s)
+			}
+			delete(sums, e.Subject)
 		}
 	}
 	return got, nil
