@@ -182,8 +182,8 @@ func (c TranscriptCounts) notes() []string {
 	if c.Sidechain.Calls > 0 {
 		n = append(n, fmt.Sprintf("%d sub-agent calls (sidechains) are not counted as calls of the requests that started them: each sub-agent is its parent's one Task/Agent call", c.Sidechain.Calls))
 	}
-	if c.Usage != (Usage{}) || c.Sidechain.Usage != (Usage{}) {
-		n = append(n, "token usage is counted once per model message; the event contract has no place for it yet, so it was not emitted")
+	if c.Sidechain.Usage != (Usage{}) {
+		n = append(n, "sub-agents' (sidechains') tokens are not part of the requests that started them: their model calls are not emitted")
 	}
 	return n
 }

@@ -116,7 +116,7 @@ type Transcript struct {
 	n       TranscriptCounts
 	current map[string]string // the key of the request in force (or last ended), by sessionId
 	prompts map[string]int    // prompts without a promptId, by sessionId
-	usage   map[string]Usage  // by request key, kept for the cost signals to come (while the key is open or Done)
+	usage   map[string]Usage  // by request key, while the key is open or Done (OnEnd)
 	line    int               // of the file being read
 	sideMsg map[string]bool   // sidechain message ids whose usage was counted, in the file
 	finals  map[string]string // the message that ended each request ended so, by key
@@ -339,6 +339,19 @@ func text(content json.RawMessage) string {
 	return s
 }
 
+// model is the message as a model call that took d: the contract's input
+// tokens are all the prompt's (Claude Code's input_tokens are those not
+// read from or written to the cache), the cached ones those read from it;
+// no counts when the message has no usage.
+func (m *message) model(d time.Duration) foreign.Model {
+	f := foreign.Model{Name: m.Model, Duration: d}
+	if u := m.Usage; u != nil {
+		in, out, cached := u.Input+u.CacheRead+u.CacheCreation, u.Output, u.CacheRead
+		f.Input, f.Output, f.Cached = &in, &out, &cached
+	}
+	return f
+}
+
 func (m *message) usage() Usage {
 	if m.Usage == nil {
 		return Usage{}
@@ -480,15 +493,26 @@ func (t *Transcript) assistant(ctx context.Context, l *tline) error {
 	if err := t.open(ctx, s); err != nil {
 		return err
 	}
+	since := s.Own.last
 	s.Own.last = l.at
 	if !s.Own.messages[m.ID] || m.ID == "" {
 		s.Own.messages[m.ID] = true
-		s.Iterate()
 		u := m.usage()
 		t.n.Usage.add(u)
 		ru := t.usage[key]
 		ru.add(u)
 		t.usage[key] = ru
+		if m.Model == "<synthetic>" {
+			s.Iterate() // Claude Code's own message: a turn, not a model call
+		} else {
+			id := m.ID
+			if id == "" {
+				id = fmt.Sprintf("line%d", t.line)
+			}
+			if err := s.Session.Model(ctx, foreign.At{ID: s.ID() + "/" + id, Time: l.at}, m.model(l.at.Sub(since))); err != nil {
+				return err
+			}
+		}
 	}
 	bs, _, _ := blocks(m.Content)
 	calls := false

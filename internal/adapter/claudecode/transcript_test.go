@@ -104,8 +104,9 @@ func TestRealCLITranscript(t *testing.T) {
 // TestRealCLITranscriptMatchesHooks: the transcript and the hook log of
 // the same runs are the same requests: the same events by id, type and
 // content, but for the times (the lines' against the hook envelope's),
-// the durations, the iterations (model messages against prompts) and the
-// model (the hooks of 2.1.332 name none).
+// the durations, the iterations (model messages against prompts), the
+// model (the hooks of 2.1.332 name none) and the model calls (only the
+// transcript has them, with their usage).
 func TestRealCLITranscriptMatchesHooks(t *testing.T) {
 	in, err := os.ReadFile(realTranscript)
 	if err != nil {
@@ -120,6 +121,9 @@ func TestRealCLITranscriptMatchesHooks(t *testing.T) {
 	render := func(evs []*events.Event) []string {
 		var out []string
 		for _, e := range evs {
+			if e.Type == events.ModelCalled {
+				continue // hooks carry no model calls
+			}
 			r := adaptertest.Render(t, e)
 			r, _, _ = strings.Cut(r, " ms=")
 			r, _, _ = strings.Cut(r, " iterations=")
@@ -166,9 +170,26 @@ func TestRealCLITranscriptUsage(t *testing.T) {
 		want.CacheRead += u.CacheRead
 		want.CacheCreation += u.CacheCreation
 	}
-	_, _, c, _ := translateTranscript(t, in)
+	evs, _, c, _ := translateTranscript(t, in)
 	if want.Input == 0 || c.Usage != want {
 		t.Errorf("usage %v, want cost-state's %v", c.Usage, want)
+	}
+	// The agent.model.called events carry the same tokens: input all the
+	// prompt's (cache reads and writes included), cached the cache reads.
+	var input, output, cached int64
+	for _, e := range evs {
+		if e.Type != events.ModelCalled {
+			continue
+		}
+		p, _ := e.Payload()
+		d := p.(*events.ModelCalledData)
+		if d.InputTokens == nil || d.OutputTokens == nil || d.CachedInputTokens == nil {
+			t.Fatalf("model call %s without its tokens", e.ID)
+		}
+		input, output, cached = input+*d.InputTokens, output+*d.OutputTokens, cached+*d.CachedInputTokens
+	}
+	if w := want.Input + want.CacheRead + want.CacheCreation; input != w || output != want.Output || cached != want.CacheRead {
+		t.Errorf("model calls' tokens %d/%d/%d, want %d/%d/%d", input, output, cached, w, want.Output, want.CacheRead)
 	}
 }
 
@@ -221,12 +242,17 @@ func TestTranscriptSidechains(t *testing.T) {
 	}
 	want := []string{
 		`s1/p1/start started goal="Review the parser" agent=claude-code model=claude-opus-5-5 tools=`,
+		// input 100 + cache read 1000 + cache creation 5; 900 ms since the prompt
+		`s1/p1/msg_1/model model claude-opus-5-5 task=- tokens=1105/10/1000 ms=900`,
 		`s1/p1/toolu_task tool Task task=- hint=- ok ms=4000`,
-		`s1/p1/end ended unknown replans=0 calls=1 failed=0 iterations=2 ms=5900`,
+		`s1/p1/msg_2/model model claude-opus-5-5 task=- tokens=200/20/0 ms=1000`, // once for its two lines
+		`s1/p1/end ended unknown replans=0 calls=1 failed=0 iterations=2 ms=5900 usage=2:1305/30/1000`,
 		`s1/start started goal="Fix it" agent=claude-code model=claude-opus-5-5 tools=`,
+		`s1/msg_3/model model claude-opus-5-5 task=- tokens=300/30/0 ms=1000`,
 		`s1/toolu_read tool Read task=- hint=- ok ms=1500`,
-		`s1/end ended unknown replans=0 calls=1 failed=0 iterations=1 ms=2500`,
+		`s1/end ended unknown replans=0 calls=1 failed=0 iterations=1 ms=2500 usage=1:300/30/0`,
 		`s1/2/start started goal="Just rebuild it" agent=claude-code model=claude-opus-5-5 tools=`,
+		`s1/2/msg_4/model model claude-opus-5-5 task=- tokens=400/40/0 ms=1000`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -235,7 +261,7 @@ func TestTranscriptSidechains(t *testing.T) {
 		t.Errorf("malformed %q, want line 9", bad)
 	}
 	wantC := claudecode.TranscriptCounts{
-		Files: 2, Records: 21, Events: 7, Malformed: 1, Requests: 3, Ended: 2, Open: 1,
+		Files: 2, Records: 21, Events: 11, Malformed: 1, Requests: 3, Ended: 2, Open: 1,
 		Skipped: map[string]int64{"queue-operation": 1, "system": 1}, Ignored: 1,
 		Sidechain: claudecode.Sidechain{Lines: 7, Calls: 2, Failed: 1, Usage: claudecode.Usage{Input: 180, Output: 18}},
 		Usage:     claudecode.Usage{Input: 1000, Output: 100, CacheRead: 1000, CacheCreation: 5},

@@ -5,6 +5,7 @@ package adaptertest
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,8 +136,23 @@ func Render(tb testing.TB, e *events.Event) string {
 	case *events.DepthLimitReachedData:
 		return fmt.Sprintf("depth_limit task=%d calls=%d limit=%d", d.TaskID, d.ToolCalls, d.Limit)
 	case *events.SessionEndedData:
-		return fmt.Sprintf("ended %s replans=%d calls=%d failed=%d iterations=%d ms=%d",
+		s := fmt.Sprintf("ended %s replans=%d calls=%d failed=%d iterations=%d ms=%d",
 			d.Outcome, d.Replans, d.ToolCalls, d.FailedToolCalls, d.Iterations, d.DurationMS)
+		if u := d.Usage; u != nil {
+			s += fmt.Sprintf(" usage=%d:%s/%s/%s", u.ModelCalls, count(u.InputTokens), count(u.OutputTokens), count(u.CachedInputTokens))
+		}
+		return s
+	case *events.ModelCalledData:
+		task := "-"
+		if d.TaskID != nil {
+			task = fmt.Sprint(*d.TaskID)
+		}
+		s := fmt.Sprintf("model %s task=%s tokens=%s/%s/%s", cmp.Or(d.Model, "-"), task,
+			count(d.InputTokens), count(d.OutputTokens), count(d.CachedInputTokens))
+		if d.DurationMS != 0 {
+			s += fmt.Sprintf(" ms=%d", d.DurationMS)
+		}
+		return s
 	}
 	return string(e.Type)
 }
@@ -157,3 +173,11 @@ func taskIDs(ts []events.Task) string {
 }
 
 func ids(xs []int64) string { return fmt.Sprint(xs) }
+
+// count is a token count as Render shows it: "-" when not reported.
+func count(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return fmt.Sprint(*n)
+}
