@@ -196,7 +196,7 @@ func (c Counts) Notes() []string {
 		n = append(n, fmt.Sprintf("%d commands had no exit code in the rollout (still running when their output was written) and were taken as succeeded", c.NoExitCode))
 	}
 	if c.Tokens > 0 {
-		n = append(n, fmt.Sprintf("%d tokens used by the threads read (their last token_count); the event contract has no place for them, so they were not emitted", c.Tokens))
+		n = append(n, fmt.Sprintf("%d tokens used by the threads read (their last token_count); each response's tokens were emitted with its agent.model.called (Codex does not time responses: their duration is 0)", c.Tokens))
 	}
 	return n
 }

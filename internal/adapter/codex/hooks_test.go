@@ -3,6 +3,7 @@ package codex_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
@@ -94,6 +95,15 @@ func TestHookLog(t *testing.T) {
 			}
 			ht, hs, hf := summary(fromHooks)
 			rt, rs, rf := summary(fromRollout)
+			// Only the rollout has the model responses (its token_counts),
+			// whose tokens sum to the thread's last total_token_usage.
+			if rt["agent.model.called"] == 0 {
+				t.Errorf("the rollout gave no model calls")
+			}
+			delete(rt, "agent.model.called")
+			if got, want := modelTokens(t, fromRollout), lastTotal(t, "../../../testdata/realcli/"+dir+"/rollout-1.jsonl"); want == 0 || got != want {
+				t.Errorf("model calls' tokens sum to %d, want the last total_tokens %d", got, want)
+			}
 			if !maps.Equal(ht, rt) || !slices.Equal(hs, rs) {
 				t.Errorf("hooks gave %v in %q, the rollout %v in %q", ht, hs, rt, rs)
 			}
@@ -108,4 +118,49 @@ func TestHookLog(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modelTokens sums the input and output tokens of evs' model calls.
+func modelTokens(tb testing.TB, evs []*events.Event) int64 {
+	var n int64
+	for _, e := range evs {
+		if e.Type != events.ModelCalled {
+			continue
+		}
+		p, err := e.Payload()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		d := p.(*events.ModelCalledData)
+		if d.InputTokens == nil || d.OutputTokens == nil {
+			tb.Fatalf("model call %s without its tokens", e.ID)
+		}
+		n += *d.InputTokens + *d.OutputTokens
+	}
+	return n
+}
+
+// lastTotal is the total_tokens of the rollout's last token_count.
+func lastTotal(tb testing.TB, path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total int64
+	for line := range bytes.Lines(b) {
+		var l struct {
+			Payload struct {
+				Type string `json:"type"`
+				Info *struct {
+					Total struct {
+						Total int64 `json:"total_tokens"`
+					} `json:"total_token_usage"`
+				} `json:"info"`
+			} `json:"payload"`
+		}
+		if json.Unmarshal(line, &l) == nil && l.Payload.Type == "token_count" && l.Payload.Info != nil {
+			total = l.Payload.Info.Total.Total
+		}
+	}
+	return total
 }

@@ -103,15 +103,16 @@ type Translator struct {
 
 // request is one turn of a thread: one evosignal session.
 type request struct {
-	s        *foreign.Session
-	start    time.Time
-	model    string
-	goal     string
-	failed   bool
-	calls    map[string]*call   // by call_id, until their output
-	commands map[string]*item   // CommandExecution items by id, for their call's output
-	script   *script            // the code-mode script running
-	scriptOf map[string]*script // by call_id
+	s         *foreign.Session
+	start     time.Time
+	model     string
+	goal      string
+	failed    bool
+	calls     map[string]*call   // by call_id, until their output
+	commands  map[string]*item   // CommandExecution items by id, for their call's output
+	script    *script            // the code-mode script running
+	scriptOf  map[string]*script // by call_id
+	responses int                // token_counts: model responses so far
 }
 
 // call is a function or custom tool call waiting for its output.
@@ -344,7 +345,7 @@ func (t *Translator) eventMsg(ctx context.Context, l Line) error {
 		}
 		return nil
 	case "token_count":
-		return t.tokenCount(l)
+		return t.tokenCount(ctx, l)
 	case "item_completed":
 		return t.itemCompleted(ctx, l)
 	}
@@ -352,21 +353,37 @@ func (t *Translator) eventMsg(ctx context.Context, l Line) error {
 	return nil
 }
 
-func (t *Translator) tokenCount(l Line) error {
+// tokenCount reads a token_count: one model response, whose tokens are
+// its last_token_usage (input_tokens holds the cached ones, as the
+// contract's input does). Codex does not time a response: duration 0.
+func (t *Translator) tokenCount(ctx context.Context, l Line) error {
+	type usage struct {
+		Input  *int64 `json:"input_tokens"`
+		Cached *int64 `json:"cached_input_tokens"`
+		Output *int64 `json:"output_tokens"`
+		Total  int64  `json:"total_tokens"`
+	}
 	var info struct {
-		Total *struct {
-			Total int64 `json:"total_tokens"`
-		} `json:"total_token_usage"`
+		Total *usage `json:"total_token_usage"`
+		Last  *usage `json:"last_token_usage"`
 	}
 	if len(l.Payload.Info) == 0 || string(l.Payload.Info) == "null" || json.Unmarshal(l.Payload.Info, &info) != nil {
 		t.n.Ignored++ // a rate-limit update, no model response
 		return nil
 	}
-	t.current(l).s.Iterate()
 	if info.Total != nil {
 		t.tokens = info.Total.Total
 	}
-	return nil
+	r := t.current(l)
+	if err := t.begin(ctx, r); err != nil {
+		return err
+	}
+	r.responses++
+	m := foreign.Model{Name: nonEmpty(r.model, t.cfg.Model)}
+	if u := info.Last; u != nil {
+		m.Input, m.Output, m.Cached = u.Input, u.Output, u.Cached
+	}
+	return r.s.Model(ctx, foreign.At{ID: fmt.Sprintf("%s/response/%d", r.s.ID(), r.responses), Time: l.Time}, m)
 }
 
 func (t *Translator) itemCompleted(ctx context.Context, l Line) error {
