@@ -7,6 +7,7 @@ import (
 	"github.com/evosignal/evosignal/internal/adapter/records"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ type translated struct {
 	events []*events.Event // decoded from the JSON lines written
 	bad    []int           // line numbers reported malformed
 	stats  Counts
+	models int64 // of events, the agent.model.called ones
 }
 
 // translate runs the translator over input and decodes every event it
@@ -78,6 +80,11 @@ func translate(tb testing.TB, input []byte) translated {
 	}
 	res.stats = tr.Stats()
 	res.events = adaptertest.DecodeLines(tb, buf.Bytes())
+	for _, e := range res.events {
+		if e.Type == events.ModelCalled {
+			res.models++
+		}
+	}
 	if int64(len(res.events)) != res.stats.Events {
 		tb.Fatalf("%d events written, stats say %d", len(res.events), res.stats.Events)
 	}
@@ -93,11 +100,26 @@ func readFixture(tb testing.TB, name string) []byte {
 	return b
 }
 
+// renderAll renders the plan signals of res: its events but the model
+// calls, agent.session.ended without its usage (TestModelCalls checks
+// those).
 func renderAll(tb testing.TB, res translated) []string {
 	tb.Helper()
 	var got []string
 	for _, e := range res.events {
-		got = append(got, adaptertest.Render(tb, e))
+		if e.Type == events.ModelCalled {
+			continue
+		}
+		r, _, _ := strings.Cut(adaptertest.Render(tb, e), " usage=")
+		got = append(got, r)
 	}
 	return got
+}
+
+// planStats are res's counts as renderAll shows its events: the model
+// calls not among them.
+func planStats(res translated) Counts {
+	c := res.stats
+	c.Events -= res.models
+	return c
 }

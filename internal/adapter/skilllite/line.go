@@ -73,7 +73,14 @@ type rpcLine struct {
 	call  toolCall
 	res   toolResult
 	done  doneData
+	usage llmUsage
 	err   string // the message of an error event
+}
+
+// llmUsage is an llm_usage line: one model response's tokens, each nil
+// when the line does not say.
+type llmUsage struct {
+	input, output, cached *int64
 }
 
 type chatRequest struct {
@@ -219,6 +226,7 @@ func (l *rpcLine) parseEvent(data object) error {
 		err = l.parseToolResult(data)
 	case "llm_usage":
 		l.kind = kindLLMUsage
+		err = l.usage.parse(data)
 	case "done":
 		l.kind = kindDone
 		if l.done.completionType, _, err = data.str("completion_type"); err != nil {
@@ -317,6 +325,41 @@ func (l *rpcLine) parseToolResult(data object) error {
 	}
 	if l.res.isError && l.res.text == "" {
 		l.res.text = errText
+	}
+	return nil
+}
+
+// parse reads an llm_usage line's counts: prompt_tokens (cached ones
+// included) and completion_tokens as SkillLite writes them, or
+// input_tokens and output_tokens; the cached ones from
+// prompt_tokens_details.cached_tokens. A count that is not a non-negative
+// integer is an error: the line is not read, its tokens never summed.
+func (u *llmUsage) parse(data object) error {
+	read := func(o object, keys ...string) (*int64, error) {
+		for _, k := range keys {
+			n, ok, err := o.count(k)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return &n, nil
+			}
+		}
+		return nil, nil
+	}
+	var err error
+	if u.input, err = read(data, "prompt_tokens", "input_tokens"); err != nil {
+		return err
+	}
+	if u.output, err = read(data, "completion_tokens", "output_tokens"); err != nil {
+		return err
+	}
+	if d, ok, err := data.obj("prompt_tokens_details"); err != nil {
+		return err
+	} else if ok {
+		if u.cached, err = read(d, "cached_tokens"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -67,13 +67,15 @@ func TestTranscriptTimes(t *testing.T) {
 	want := []string{
 		`4s started goal="Read README.md" agent=skilllite model=unknown tools=complete_task,update_task_plan,read_file,write_file`,
 		`4s plan.created model tasks=[1 2]`,
+		`4s model - task=1 tokens=2100/150/-`,
 		`4s tool read_file task=1 hint=file_read ok ms=12`,
 		`4s tool complete_task task=1 hint=file_read ok control`,
 		`4s task.completed 1 success calls=2 reported=success summary="README read"`,
+		`4s model - task=2 tokens=2300/150/-`,
 		`11s tool write_file task=2 hint=file_write ok ms=1530`,
 		`11s tool complete_task task=2 hint=file_write ok control ms=1`,
 		`11s task.completed 2 success calls=2 reported=success`,
-		`11s ended success replans=0 calls=4 failed=0 iterations=2 ms=7000`,
+		`11s ended success replans=0 calls=4 failed=0 iterations=2 ms=7000 usage=2:4400/300/-`,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d events:\n%v", len(got), got)

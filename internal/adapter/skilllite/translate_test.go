@@ -2,12 +2,18 @@ package skilllite
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/workshop/adaptertest"
 	"github.com/evosignal/evosignal/internal/workshop/rpcsim"
@@ -224,8 +230,8 @@ func TestTranslateFixtures(t *testing.T) {
 			if !slices.Equal(res.bad, tt.bad) {
 				t.Errorf("translate(%s) reported lines %v as malformed, want %v", tt.file, res.bad, tt.bad)
 			}
-			if res.stats != tt.stats {
-				t.Errorf("translate(%s) stats = %+v, want %+v", tt.file, res.stats, tt.stats)
+			if st := planStats(res); st != tt.stats {
+				t.Errorf("translate(%s) stats (model calls apart) = %+v, want %+v", tt.file, st, tt.stats)
 			}
 		})
 	}
@@ -408,4 +414,93 @@ func FuzzTranslate(f *testing.F) {
 		res := translate(t, input)
 		adaptertest.CheckSessions(t, res.events, testConfig.Source)
 	})
+}
+
+// TestModelCalls: every llm_usage line of a turn that is a session is one
+// agent.model.called, in order, with the line's tokens, for the task in
+// progress; agent.session.ended's usage is their sum. The truth is read
+// from the fixtures' own llm_usage lines.
+func TestModelCalls(t *testing.T) {
+	for _, file := range []string{"no_replan.jsonl", "replans.jsonl", "rejected_replans.jsonl", "depth_limit.jsonl", "suppressed_and_skipped.jsonl"} {
+		t.Run(file, func(t *testing.T) {
+			in := readFixture(t, file)
+			var want []string
+			var in64, out64 int64
+			for line := range bytes.Lines(in) {
+				var l struct {
+					Event string `json:"event"`
+					Data  struct {
+						Prompt     int64 `json:"prompt_tokens"`
+						Completion int64 `json:"completion_tokens"`
+					} `json:"data"`
+				}
+				if json.Unmarshal(line, &l) == nil && l.Event == "llm_usage" {
+					want = append(want, fmt.Sprintf("%d/%d", l.Data.Prompt, l.Data.Completion))
+					in64, out64 = in64+l.Data.Prompt, out64+l.Data.Completion
+				}
+			}
+			res := translate(t, in)
+			var got []string
+			var ended *events.SessionEndedData
+			for _, e := range res.events {
+				p, err := e.Payload()
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch d := p.(type) {
+				case *events.ModelCalledData:
+					if d.InputTokens == nil || d.OutputTokens == nil || d.CachedInputTokens != nil {
+						t.Fatalf("model call %s: tokens %+v, want input and output, no cached count", e.ID, d)
+					}
+					if d.TaskID == nil {
+						t.Errorf("model call %s without a task: every fixture's llm_usage comes after its plan", e.ID)
+					}
+					got = append(got, fmt.Sprintf("%d/%d", *d.InputTokens, *d.OutputTokens))
+				case *events.SessionEndedData:
+					ended = d
+				}
+			}
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("model calls %q, want the llm_usage lines' %q", got, want)
+			}
+			u := ended.Usage
+			if u == nil || u.ModelCalls != int64(len(want)) || u.InputTokens == nil || *u.InputTokens != in64 ||
+				u.OutputTokens == nil || *u.OutputTokens != out64 || u.CachedInputTokens != nil || ended.Iterations != int64(len(want)) {
+				t.Errorf("session usage %+v (iterations %d), want %d calls, %d/%d tokens", u, ended.Iterations, len(want), in64, out64)
+			}
+		})
+	}
+}
+
+// TestImpossibleUsage: an llm_usage line with a negative or fractional
+// count is malformed (reported with its reason), and its tokens are not
+// summed; the turn goes on.
+func TestImpossibleUsage(t *testing.T) {
+	in := readFixture(t, "no_replan.jsonl")
+	var out []byte
+	bad := 0
+	for line := range bytes.Lines(in) {
+		if bad < 2 && bytes.Contains(line, []byte(`"llm_usage"`)) {
+			if bad == 0 {
+				line = []byte(`{"data":{"completion_tokens":150,"prompt_tokens":-5},"event":"llm_usage"}` + "\n")
+			} else {
+				line = []byte(`{"data":{"completion_tokens":1.5,"prompt_tokens":2},"event":"llm_usage"}` + "\n")
+			}
+			bad++
+		}
+		out = append(out, line...)
+	}
+	res := translate(t, out)
+	if len(res.bad) != 2 || res.stats.Malformed != 2 {
+		t.Errorf("malformed lines %v (%d), want the two llm_usage lines", res.bad, res.stats.Malformed)
+	}
+	if res.models != 0 || res.stats.Sessions != 1 {
+		t.Errorf("%d model calls in %d sessions, want none in 1", res.models, res.stats.Sessions)
+	}
+	var le *LineError
+	tr := NewTranslator(testConfig, agent.NewJSONLWriter(io.Discard), testClock())
+	err := tr.Line(context.Background(), 1, []byte(`{"data":{"prompt_tokens":-5},"event":"llm_usage"}`))
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "prompt_tokens") {
+		t.Errorf("error %v, want a line error naming prompt_tokens", err)
+	}
 }

@@ -189,7 +189,7 @@ func (t *Translator) apply(ctx context.Context, l rpcLine) error {
 		return t.toolResult(l.res)
 	case kindLLMUsage:
 		t.endBatch()
-		t.turn.iterations++
+		t.modelCall(l.usage)
 		return nil
 	default: // kindDone
 		if d := l.done; d.toolCalls >= 0 {
@@ -326,7 +326,7 @@ func (t *Translator) flush(ctx context.Context, outcome events.Outcome) error {
 	ended.at = all[len(all)-1].at
 	all[len(all)-1].data = agent.SessionEnded{
 		Outcome: outcome, Replans: tr.attempts, ToolCalls: tr.toolCalls, FailedToolCalls: tr.failed,
-		Iterations: tr.iterations, DurationMS: max(0, ended.at.Sub(all[0].at).Milliseconds()),
+		Iterations: tr.iterations, DurationMS: max(0, ended.at.Sub(all[0].at).Milliseconds()), Usage: tr.usage.total(),
 	}
 	for i, p := range all {
 		seq := int64(i + 1)
@@ -377,4 +377,50 @@ func fillTimes(ps []pending) {
 			ps[i].at = last
 		}
 	}
+}
+
+// modelCall records an llm_usage line: one model response, an iteration,
+// for SkillLite's current task. SkillLite does not time its responses:
+// duration 0.
+func (t *Translator) modelCall(u llmUsage) {
+	tr := t.turn
+	tr.iterations++
+	var task *int64
+	if id, _ := tr.current(); id != 0 {
+		task = &id
+	}
+	var model string
+	if tr.model != "unknown" {
+		model = tr.model
+	}
+	t.record(events.ModelCalled, events.ModelCalledData{TaskID: task, Model: model,
+		InputTokens: u.input, OutputTokens: u.output, CachedInputTokens: u.cached})
+	tr.usage.add(u)
+}
+
+// usage sums a turn's model calls; a count is known once a call gave it.
+type usage struct {
+	calls                 int64
+	input, output, cached *int64
+}
+
+func (s *usage) add(u llmUsage) {
+	s.calls++
+	for _, c := range []struct{ sum, n **int64 }{{&s.input, &u.input}, {&s.output, &u.output}, {&s.cached, &u.cached}} {
+		if *c.n != nil {
+			v := **c.n
+			if *c.sum != nil {
+				v += **c.sum
+			}
+			*c.sum = &v
+		}
+	}
+}
+
+// total is agent.session.ended's usage: nil without a model call.
+func (s usage) total() *events.Usage {
+	if s.calls == 0 {
+		return nil
+	}
+	return &events.Usage{ModelCalls: s.calls, InputTokens: s.input, OutputTokens: s.output, CachedInputTokens: s.cached}
 }

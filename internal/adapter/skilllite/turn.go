@@ -56,6 +56,7 @@ type turn struct {
 	toolCalls      int64
 	failed         int64
 	iterations     int64
+	usage          usage  // the model calls' (llm_usage lines)
 	agentToolCalls int64  // the done line's tool_calls; -1 without one
 	completionType string // the done line's completion_type
 }

@@ -79,7 +79,7 @@ func TestRunWritesJSONLines(t *testing.T) {
 	if got := types(evs); !slices.Equal(got, want) {
 		t.Errorf("run wrote %v, want %v", got, want)
 	}
-	if want := "bridge: 40 lines read, 22 events emitted, 1 sessions, 0 plain answers, 0 ignored, 0 malformed; " +
+	if want := "bridge: 40 lines read, 30 events emitted, 1 sessions, 0 plain answers, 0 ignored, 0 malformed; " +
 		"0 calls skipped, 0 results suppressed, 0 turns whose tool_calls differ from the agent's\n"; errOut.String() != want {
 		t.Errorf("stderr = %q, want %q", errOut.String(), want)
 	}
@@ -161,6 +161,7 @@ func TestRunInterruptEndsOpenTurn(t *testing.T) {
 	want := []string{
 		`started goal="Run the flaky test five times" agent=skilllite model=unknown tools=`,
 		`plan.created model tasks=[1 2 3]`,
+		`model - task=1 tokens=2000/150/-`,
 		`tool run_command task=1 hint=command ok`,
 		`ended aborted replans=0 calls=1 failed=0 iterations=1`,
 	}
@@ -191,8 +192,8 @@ func TestRunPublishesToJetStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != 6 {
-		t.Fatalf("stream holds %d messages, want 6\n%s", info.State.Msgs, errOut.String())
+	if info.State.Msgs != 7 { // 6 plan signals and 1 model call
+		t.Fatalf("stream holds %d messages, want 7\n%s", info.State.Msgs, errOut.String())
 	}
 	var evs []*events.Event
 	for seq := uint64(1); seq <= info.State.Msgs; seq++ {
@@ -224,7 +225,7 @@ func TestRunPublishesToJetStream(t *testing.T) {
 	if got, want := p.(*events.SessionStartedData).Tools, []string{"read_file", "write_file", "list_directory", "complete_task"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %q, want %q (from -tools, then those seen)", got, want)
 	}
-	if want := "bridge: 13 lines read, 6 events emitted, 1 sessions, 1 plain answers, 2 ignored, 0 malformed; " +
+	if want := "bridge: 13 lines read, 7 events emitted, 1 sessions, 1 plain answers, 2 ignored, 0 malformed; " +
 		"0 calls skipped, 0 results suppressed, 0 turns whose tool_calls differ from the agent's\n"; !strings.HasSuffix(errOut.String(), want) {
 		t.Errorf("stderr ends %q, want %q", errOut.String(), want)
 	}
