@@ -113,9 +113,12 @@ func TestSDKClient(t *testing.T) {
 	}
 	// A plan call's own agent.tool.called (control) comes first; its plan
 	// events follow when its burst ends (the next real call, or the end).
-	want := []string{"agent.session.started", "agent.tool.called", "agent.plan.created", "agent.tool.called",
-		"agent.tool.called", "agent.task.completed", "agent.tool.called", "agent.tool.called", "agent.tool.called",
-		"agent.plan.updated", "agent.tool.called", "agent.tool.called", "agent.task.completed", "agent.task.completed",
+	// Each chat span is an agent.model.called, stored before the tool call
+	// it chose.
+	const m, tc = "agent.model.called", "agent.tool.called"
+	want := []string{"agent.session.started", m, tc, m, "agent.plan.created", tc,
+		m, tc, m, "agent.task.completed", tc, m, tc, m, tc, m,
+		"agent.plan.updated", tc, m, tc, "agent.task.completed", "agent.task.completed",
 		"agent.session.ended"}
 	if len(got) != len(want) {
 		t.Fatalf("stored %q\nwant %q", got, want)
