@@ -29,6 +29,8 @@ type (
 	HintStripped   = events.HintStrippedData
 	PlanUpdated    = events.PlanUpdatedData
 	ToolCalled     = events.ToolCalledData
+	ModelCalled    = events.ModelCalledData
+	Usage          = events.Usage
 	TaskCompleted  = events.TaskCompletedData
 	DepthLimit     = events.DepthLimitReachedData
 	SessionEnded   = events.SessionEndedData

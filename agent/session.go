@@ -91,6 +91,12 @@ func (s *Session) ToolCalled(ctx context.Context, d ToolCalled) error {
 	return s.Emit(ctx, events.ToolCalled, d)
 }
 
+// ModelCalled emits agent.model.called (v1.3): one model call, its tokens
+// and time.
+func (s *Session) ModelCalled(ctx context.Context, d ModelCalled) error {
+	return s.Emit(ctx, events.ModelCalled, d)
+}
+
 // TaskCompleted emits agent.task.completed.
 func (s *Session) TaskCompleted(ctx context.Context, d TaskCompleted) error {
 	return s.Emit(ctx, events.TaskCompleted, d)

@@ -95,6 +95,7 @@ type Planner struct {
 	calls      int64 // tool calls, control calls included
 	failed     int64 // tool calls with ok false
 	iterations int64
+	usage      *agent.Usage // nil until the first ModelCall
 	stats      map[int64]*taskStats
 }
 
@@ -163,12 +164,76 @@ func (p *Planner) Iterate() int64 {
 	return p.iterations
 }
 
+// ModelCall is one model call as ModelCall records it.
+type ModelCall struct {
+	// Model is the model that answered; empty means the session's.
+	Model string
+	// InputTokens (the whole prompt, cached tokens included), OutputTokens
+	// and CachedInputTokens are nil when the model did not report them.
+	InputTokens, OutputTokens, CachedInputTokens *int64
+	// Took is the call's wall time.
+	Took time.Duration
+}
+
+// ModelCall counts one agent-loop iteration, as Iterate does, and emits
+// agent.model.called for the task in progress (none before the plan) with
+// c's tokens and time; End sums the calls into the session's usage. A
+// negative token count is refused: nothing is emitted or counted. It
+// returns the iteration count so far.
+func (p *Planner) ModelCall(ctx context.Context, c ModelCall) (int64, error) {
+	for _, n := range []*int64{c.InputTokens, c.OutputTokens, c.CachedInputTokens} {
+		if n != nil && *n < 0 {
+			return 0, fmt.Errorf("model call: a negative token count (%d)", *n)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.check("model call", false); err != nil {
+		return 0, err
+	}
+	p.iterations++
+	if p.usage == nil {
+		p.usage = &agent.Usage{}
+	}
+	u := p.usage
+	u.ModelCalls++
+	u.InputTokens = addTokens(u.InputTokens, c.InputTokens)
+	u.OutputTokens = addTokens(u.OutputTokens, c.OutputTokens)
+	u.CachedInputTokens = addTokens(u.CachedInputTokens, c.CachedInputTokens)
+	ms := max(c.Took.Milliseconds(), 0)
+	u.ModelMS += ms
+	d := agent.ModelCalled{Model: c.Model, InputTokens: c.InputTokens, OutputTokens: c.OutputTokens,
+		CachedInputTokens: c.CachedInputTokens, DurationMS: ms}
+	if d.Model == "" {
+		d.Model = p.info.Model
+	}
+	if i := p.current(); i >= 0 {
+		d.TaskID = ptr(p.tasks[i].ID)
+	}
+	if err := p.s.ModelCalled(ctx, d); err != nil {
+		return p.iterations, fmt.Errorf("model call: %w", err)
+	}
+	return p.iterations, nil
+}
+
+// addTokens is sum plus n, nil while neither is known.
+func addTokens(sum, n *int64) *int64 {
+	if n == nil {
+		return sum
+	}
+	if sum == nil {
+		return ptr(*n)
+	}
+	return ptr(*sum + *n)
+}
+
 // End emits agent.session.ended with outcome and feedback ("" for none):
 // replans counts every update_task_plan call, rejected ones included;
 // tool_calls every tool call, control calls included; failed_tool_calls the
 // calls with ok false (a rejected update_task_plan is one, as the contract
-// counts them); iterations the Iterate calls; duration_ms the time since
-// Start. No step is accepted after End.
+// counts them); iterations the Iterate and ModelCall calls; duration_ms the
+// time since Start; usage the ModelCall calls summed (absent without any).
+// No step is accepted after End.
 func (p *Planner) End(ctx context.Context, outcome events.Outcome, feedback events.Feedback) error {
 	if !outcome.Valid() {
 		return fmt.Errorf("end: outcome %q is not valid", outcome)
@@ -190,11 +255,24 @@ func (p *Planner) End(ctx context.Context, outcome events.Outcome, feedback even
 		Iterations:      p.iterations,
 		DurationMS:      max(p.cfg.Clock().Sub(p.start).Milliseconds(), 0),
 		Feedback:        feedback,
+		Usage:           cloneUsage(p.usage),
 	})
 	if err != nil {
 		return fmt.Errorf("end: %w", err)
 	}
 	return nil
+}
+
+// cloneUsage is a deep copy of u (nil for nil).
+func cloneUsage(u *agent.Usage) *agent.Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	c.InputTokens = addTokens(nil, u.InputTokens)
+	c.OutputTokens = addTokens(nil, u.OutputTokens)
+	c.CachedInputTokens = addTokens(nil, u.CachedInputTokens)
+	return &c
 }
 
 // Tasks returns a copy of the current plan.

@@ -92,6 +92,26 @@ func (p *Planner) CompleteTask(ctx context.Context, taskID int64, reported event
 // exits: complete the task, or replan. agent.depth_limit.reached is emitted
 // once per task, after the call that used the budget up.
 func (p *Planner) RecordToolCall(ctx context.Context, tool string, ok bool, errKind, errText string, took time.Duration) (Result, error) {
+	return p.RecordCall(ctx, Call{Tool: tool, OK: ok, ErrorKind: errKind, Error: errText, Took: took})
+}
+
+// Call is one real tool call as RecordCall records it.
+type Call struct {
+	Tool string
+	// Args are the call's arguments as the model wrote them (JSON); the
+	// event carries their digest (events.ArgsDigest), never the arguments.
+	// Nil when not known.
+	Args      []byte
+	OK        bool
+	ErrorKind string
+	Error     string
+	Took      time.Duration
+}
+
+// RecordCall is RecordToolCall with the call's arguments, whose digest lets
+// analyze stuck see the same call repeated.
+func (p *Planner) RecordCall(ctx context.Context, c Call) (Result, error) {
+	tool, ok, errKind, errText, took := c.Tool, c.OK, c.ErrorKind, c.Error, c.Took
 	if strings.TrimSpace(tool) == "" {
 		return Result{}, fmt.Errorf("record tool call: empty tool name")
 	}
@@ -109,6 +129,9 @@ func (p *Planner) RecordToolCall(ctx context.Context, tool string, ok bool, errK
 		p.failed++
 	}
 	d := agent.ToolCalled{Tool: tool, OK: ok, ErrorKind: errKind, Error: truncate(errText, maxErrorLen), DurationMS: max(took.Milliseconds(), 0)}
+	if c.Args != nil {
+		d.ArgsDigest = events.ArgsDigest(c.Args)
+	}
 	e := emitter{ctx: ctx, s: p.s}
 	res := p.result("")
 	i := p.current()
