@@ -133,6 +133,19 @@ func (r *row) float(col string) *float64 {
 	return &f
 }
 
+// bool reads a boolean column; NULL reads as false.
+func (r *row) bool(col string) bool {
+	switch v := r.cell(col).(type) {
+	case nil:
+		return false
+	case bool:
+		return v
+	default:
+		r.fail(col, v, "a boolean")
+		return false
+	}
+}
+
 // str reads a text column; NULL reads as nil.
 func (r *row) str(col string) *string {
 	switch v := r.cell(col).(type) {

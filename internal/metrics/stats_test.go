@@ -82,3 +82,29 @@ func TestEntropy(t *testing.T) {
 		t.Fatalf("Entropy(7,0) = %v, want 0", got)
 	}
 }
+
+func TestT95(t *testing.T) {
+	// Exact quantiles (R: qt(0.975, df)).
+	exact := map[int64]float64{1: 12.7062047, 5: 2.5705818, 10: 2.2281389, 11: 2.2009852, 15: 2.1314495, 31: 2.0395134, 40: 2.0210754,
+		20: 2.0859634, 30: 2.0422725, 60: 2.0002978, 120: 1.9799304, 1000: 1.9623391}
+	for df, want := range exact {
+		if got := T95(df); math.Abs(got-want) > 1e-5 {
+			t.Errorf("T95(%d) = %.7f, want %.7f", df, got, want)
+		}
+	}
+	if !math.IsNaN(T95(0)) {
+		t.Error("T95(0) is not NaN")
+	}
+}
+
+func TestMeanCI(t *testing.T) {
+	mean, sd := 10.0, 2.0
+	iv := MeanCI(&mean, &sd, 4)
+	half := 3.182446305 * 2 / 2
+	if iv == nil || math.Abs(iv.Lo-(10-half)) > 1e-9 || math.Abs(iv.Hi-(10+half)) > 1e-9 {
+		t.Errorf("MeanCI(10, 2, 4) = %+v, want 10 ± %v", iv, half)
+	}
+	if MeanCI(&mean, &sd, 1) != nil || MeanCI(nil, &sd, 5) != nil {
+		t.Error("MeanCI with n 1 or no mean is not nil")
+	}
+}

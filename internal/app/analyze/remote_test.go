@@ -88,7 +88,7 @@ func TestRemoteSourceEqualsDB(t *testing.T) {
 		for i, f := range filters {
 			t.Run(fmt.Sprint(name, "/", i), func(t *testing.T) {
 				args := append(f.Args(), taxonomy.Default().Args()...)
-				args = append(args, sql.Named("every", "day"), sql.Named("window_us", int64(7*24*time.Hour/time.Microsecond)), sql.Named("windows", int64(4)))
+				args = append(args, sql.Named("every", "day"), sql.Named("window_us", int64(7*24*time.Hour/time.Microsecond)), sql.Named("windows", int64(4)), sql.Named("examples", int64(3)))
 				want, err := local.Query(t.Context(), q, args...)
 				if err != nil {
 					t.Fatalf("metrics.DB: %v", err)

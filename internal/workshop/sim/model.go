@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/planner"
 )
 
 // world is a scenario prepared for drawing: cumulative weights, hints in a
@@ -54,8 +56,9 @@ func (w *world) typeNamed(name string) *typeInfo {
 // model is the simulated LLM of one session: every decision draws from the
 // session's own random source, in the order the session makes them.
 type model struct {
-	w   *world
-	rng *rand.Rand
+	w    *world
+	rng  *rand.Rand
+	cost *rand.Rand // tokens and churn (sessionSpec.cost)
 	// kinds maps a description to its task type in a session whose plans
 	// carry none (model.unlabeled_tasks): the simulation still knows it.
 	kinds map[string]string
@@ -175,4 +178,21 @@ var errorKinds = []string{"exit_status", "timeout", "not_found", "invalid_args"}
 func (m *model) failure(tool, taskType string) (kind, text string) {
 	kind = m.pick(errorKinds)
 	return kind, "simulated " + kind + ": " + tool + " on a " + taskType + " task"
+}
+
+// call is one model call: the model's time passes, and the planner records
+// the call with tokens drawn from the cost stream (an iteration, and an
+// agent.model.called).
+func (m *model) call(ctx context.Context, p *planner.Planner, clk *clock, l *ledger) error {
+	took := m.think()
+	clk.advance(took)
+	md := m.w.sc.Model
+	draw := func(r Range) int64 { return int64(r[0] + m.cost.IntN(r[1]-r[0]+1)) }
+	in, out := draw(md.InputTokens), draw(md.OutputTokens)
+	cached := int64(float64(in) * md.CachedShare)
+	if _, err := p.ModelCall(ctx, planner.ModelCall{InputTokens: &in, OutputTokens: &out, CachedInputTokens: &cached, Took: took}); err != nil {
+		return err
+	}
+	l.model(in, out, cached)
+	return nil
 }

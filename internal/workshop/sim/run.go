@@ -85,6 +85,19 @@ type Summary struct {
 	Events          int64            `json:"events"`
 	EventsByType    map[string]int64 `json:"events_by_type"`
 	RulesetsApplied map[string]int64 `json:"rulesets"` // sessions per rule set version loaded ("" for none)
+
+	// The truth of analyze cost and analyze stuck, as the simulator
+	// counted it: cost per outcome class (first_try_success,
+	// success_after_replans, failure) and per plan segment (no_replan,
+	// before_first_replan, between_replans, after_last_replan); the stuck
+	// states (loop, churn, depth_limit, soft_cap, pending_at_end); the
+	// visible replan triggers; what followed the failed hinted calls, per
+	// "hint next_step".
+	Cost         map[string]*CostTruth         `json:"cost"`
+	Segments     map[string]*CostTruth         `json:"segments"`
+	Stuck        map[string]*StuckTruth        `json:"stuck"`
+	Triggers     map[string]*TriggerTruth      `json:"triggers"`
+	AfterFailure map[string]*AfterFailureTruth `json:"after_failure"`
 }
 
 func (s *Summary) add(r sessionResult, ruleset string, byType map[events.Type]int64) {
@@ -109,6 +122,14 @@ func (s *Summary) add(r sessionResult, ruleset string, byType map[events.Type]in
 		s.EventsByType[string(t)] += n
 	}
 	s.RulesetsApplied[ruleset]++
+	class := classFailure
+	if r.outcome == events.OutcomeSuccess {
+		class = classFirstTry
+		if r.replans > 0 {
+			class = classAfterReplan
+		}
+	}
+	r.ledger.addTo(s, class, r.outcome == events.OutcomeSuccess)
 }
 
 // Run simulates the sessions and sends their events to sink. It returns
@@ -155,6 +176,7 @@ func Run(ctx context.Context, cfg Config, sink agent.Sink) (Summary, error) {
 			start:  start.Add(time.Duration(n) * time.Duration(sc.Fleet.SessionInterval)),
 			rules:  rules,
 			rng:    rand.New(rand.NewPCG(mix(cfg.Seed), mix(cfg.Seed^mix(uint64(n)+1)))),
+			cost:   rand.New(rand.NewPCG(mix(cfg.Seed^0xc057), mix(cfg.Seed^mix(uint64(n)+1)^0xc057))),
 		}
 		t := &tally{byType: map[events.Type]int64{}}
 		if cfg.Ordered {

@@ -108,6 +108,22 @@ type Model struct {
 	// ThinkMS is the [min, max] simulated time the model takes per step, in
 	// milliseconds. Default [200, 2000].
 	ThinkMS Range `json:"think_ms"`
+	// InputTokens and OutputTokens are the [min, max] tokens of one model
+	// call (agent.model.called), drawn per call; CachedShare is the share
+	// of a call's input tokens read from the cache (rounded down). Defaults
+	// [500, 4000], [20, 400] and 0. Tokens are drawn from a stream of their
+	// own, so they change nothing else a seed gives.
+	InputTokens  Range   `json:"input_tokens"`
+	OutputTokens Range   `json:"output_tokens"`
+	CachedShare  float64 `json:"cached_share,omitempty"`
+	// TaskToolBudget is the planner's tool calls per task before its depth
+	// limit (planner.Config.TaskToolBudget); 0 is the planner's default.
+	// The model gives up on a task at its depth limit.
+	TaskToolBudget int `json:"task_tool_budget,omitempty"`
+	// Churn is the probability that, right after a replan, the model
+	// replans again without calling a tool (plan churn: the same pending
+	// tasks restated). Default 0. Drawn from the tokens' stream.
+	Churn float64 `json:"churn,omitempty"`
 	// UnlabeledTasks: the planner writes no task_type (SkillLite's does
 	// not), so the analyzers classify the descriptions.
 	UnlabeledTasks bool `json:"unlabeled_tasks,omitempty"`
@@ -261,6 +277,12 @@ func (sc *Scenario) defaults() {
 	if m.ThinkMS == (Range{}) {
 		m.ThinkMS = Range{200, 2000}
 	}
+	if m.InputTokens == (Range{}) {
+		m.InputTokens = Range{500, 4000}
+	}
+	if m.OutputTokens == (Range{}) {
+		m.OutputTokens = Range{20, 400}
+	}
 	for i := range sc.Tools {
 		if sc.Tools[i].DurationMS == (Range{}) {
 			sc.Tools[i].DurationMS = Range{50, 3000}
@@ -340,6 +362,8 @@ func (sc *Scenario) Validate() error {
 	prob("model.hallucinate", m.Hallucinate)
 	prob("model.follow_hint", m.FollowHint)
 	prob("model.replan", m.Replan)
+	prob("model.cached_share", m.CachedShare)
+	prob("model.churn", m.Churn)
 	if s := m.NoHint + m.RandomHint + m.Hallucinate; s > 1+1e-9 {
 		bad("model: no_hint + random_hint + hallucinate = %v, more than 1", s)
 	}
@@ -360,6 +384,11 @@ func (sc *Scenario) Validate() error {
 	rng("model.tasks_per_session", m.TasksPerSession, 1, 50)
 	rng("model.calls_per_task", m.CallsPerTask, 1, 20)
 	rng("model.think_ms", m.ThinkMS, 0, 3_600_000)
+	if m.TaskToolBudget < 0 {
+		bad("model.task_tool_budget: %d is negative", m.TaskToolBudget)
+	}
+	rng("model.input_tokens", m.InputTokens, 0, 10_000_000)
+	rng("model.output_tokens", m.OutputTokens, 0, 10_000_000)
 	if m.CallsPerTask[1] > m.MaxAttempts {
 		bad("model.calls_per_task: up to %d successful calls needed, more than max_attempts %d", m.CallsPerTask[1], m.MaxAttempts)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
@@ -21,6 +22,9 @@ type sessionSpec struct {
 	start  time.Time
 	rules  ruleset.RuleSet
 	rng    *rand.Rand
+	// cost draws the model calls' tokens and the churn: a stream of its
+	// own, so that neither changes what rng gives.
+	cost *rand.Rand
 }
 
 // sessionResult is what one session did.
@@ -29,6 +33,7 @@ type sessionResult struct {
 	replans     int64
 	realCalls   int64
 	failedCalls int64
+	ledger      *ledger
 }
 
 // clock is a session's simulated time: it moves only when the session says
@@ -55,10 +60,10 @@ type task struct {
 func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sink) (sessionResult, error) {
 	var res sessionResult
 	sc := w.sc
-	m := &model{w: w, rng: spec.rng, kinds: map[string]string{}}
+	m := &model{w: w, rng: spec.rng, cost: spec.cost, kinds: map[string]string{}}
 	clk := &clock{t: spec.start}
 	s := agent.NewSession(sink, spec.source, "").WithClock(clk.now)
-	p, err := planner.New(s, planner.Config{Tools: w.toolNames, Rules: spec.rules, Clock: clk.now})
+	p, err := planner.New(s, planner.Config{Tools: w.toolNames, Rules: spec.rules, Clock: clk.now, TaskToolBudget: sc.Model.TaskToolBudget})
 	if err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
 	}
@@ -83,8 +88,10 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	if err := p.Start(ctx, planner.StartInfo{Goal: goal, Agent: spec.agent, AgentVersion: sc.Fleet.AgentVersion, Model: sc.Model.Name}); err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
 	}
-	p.Iterate()
-	clk.advance(m.think())
+	res.ledger = newLedger(clk.now())
+	if err := m.call(ctx, p, clk, res.ledger); err != nil {
+		return res, fmt.Errorf("session %d: %w", spec.n, err)
+	}
 	if _, err := p.NewPlanFromTasks(ctx, tasks); err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
 	}
@@ -96,9 +103,13 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	res.outcome = outcome
 	res.replans = p.Replans()
 	clk.advance(m.think())
+	// A task is still pending when it is neither completed nor closed (a
+	// failed task stays in the plan, not completed, but closed).
+	pending := slices.ContainsFunc(p.Tasks(), func(t agent.Task) bool { return !t.Completed && t.ID != res.ledger.closed })
 	if err := p.End(ctx, outcome, ""); err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
 	}
+	res.ledger.ended(clk.now(), pending)
 	return res, nil
 }
 
@@ -118,8 +129,9 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 			st = &task{tt: tt, need: m.between(md.CallsPerTask), failed: map[string]bool{}}
 			st.tool = m.tool(cur, tt, nil)
 		}
-		p.Iterate()
-		clk.advance(m.think())
+		if err := m.call(ctx, p, clk, res.ledger); err != nil {
+			return "", err
+		}
 		took := m.ms(w.toolDuration(st.tool))
 		clk.advance(took)
 		ok = m.chance(w.sc.Success(st.tool, m.kindOf(cur)))
@@ -127,9 +139,14 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 		if !ok {
 			kind, text = m.failure(st.tool, m.kindOf(cur))
 		}
-		r, err := p.RecordToolCall(ctx, st.tool, ok, kind, text, took)
+		args := fmt.Sprintf(`{"task":%q,"tool":%q}`, cur.Description, st.tool)
+		r, err := p.RecordCall(ctx, planner.Call{Tool: st.tool, Args: []byte(args), OK: ok, ErrorKind: kind, Error: text, Took: took})
 		if err != nil {
 			return "", err
+		}
+		res.ledger.call(st.tool, args, ok, text, cur.ToolHint, clk.now())
+		if r.DepthLimit {
+			res.ledger.depthLimit(cur.ID)
 		}
 		st.attempts++
 		res.realCalls++
@@ -139,8 +156,9 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 			if st.need > 0 {
 				continue
 			}
-			p.Iterate()
-			clk.advance(m.think())
+			if err := m.call(ctx, p, clk, res.ledger); err != nil {
+				return "", err
+			}
 			if _, err := p.CompleteTask(ctx, cur.ID, events.CompletionSuccess, "done with "+st.tool); err != nil {
 				return "", err
 			}
@@ -152,8 +170,10 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 		st.streak++
 		if r.DepthLimit || st.attempts >= md.MaxAttempts {
 			// Give up: the task fails, and the session with it.
-			p.Iterate()
-			clk.advance(m.think())
+			if err := m.call(ctx, p, clk, res.ledger); err != nil {
+				return "", err
+			}
+			res.ledger.closed = cur.ID
 			if _, err := p.CompleteTask(ctx, cur.ID, events.CompletionFailure, "gave up after "+fmt.Sprint(st.attempts)+" calls"); err != nil {
 				return "", err
 			}
@@ -168,11 +188,19 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 			continue
 		}
 		failed := st.tool
-		next, over, err := w.replan(ctx, p, m, clk, st, failed)
+		next, over, err := w.replan(ctx, p, m, clk, res.ledger, st, failed)
 		if err != nil {
 			return "", err
 		}
 		overCap = over
+		if m.cost.Float64() < md.Churn {
+			// Plan churn: the same pending tasks restated, no tool called.
+			next, over, err = w.restate(ctx, p, m, clk, res.ledger)
+			if err != nil {
+				return "", err
+			}
+			overCap = overCap || over
+		}
 		st.tool = m.tool(next, st.tt, st.failed)
 	}
 }
@@ -180,7 +208,7 @@ func (w *world) execute(ctx context.Context, p *planner.Planner, m *model, clk *
 // replan calls update_task_plan with the pending tasks restated, the
 // current one re-hinted with another tool from the model's beliefs. It
 // returns the new current task.
-func (w *world) replan(ctx context.Context, p *planner.Planner, m *model, clk *clock, st *task, failed string) (agent.Task, bool, error) {
+func (w *world) replan(ctx context.Context, p *planner.Planner, m *model, clk *clock, l *ledger, st *task, failed string) (agent.Task, bool, error) {
 	hint := m.belief(st.tt, st.failed)
 	var list []agent.Task
 	first := true
@@ -195,13 +223,37 @@ func (w *world) replan(ctx context.Context, p *planner.Planner, m *model, clk *c
 		}
 		list = append(list, t)
 	}
-	p.Iterate()
-	clk.advance(m.think())
+	if err := m.call(ctx, p, clk, l); err != nil {
+		return agent.Task{}, false, err
+	}
 	reason := fmt.Sprintf("%s keeps failing; trying %s", failed, hint)
-	r, err := p.UpdateTaskPlan(ctx, list, reason, events.TriggerToolFailures)
+	return w.update(ctx, p, clk, l, list, reason, events.TriggerToolFailures)
+}
+
+// restate calls update_task_plan with the pending tasks as they are: a
+// replan that changes nothing (plan churn).
+func (w *world) restate(ctx context.Context, p *planner.Planner, m *model, clk *clock, l *ledger) (agent.Task, bool, error) {
+	var list []agent.Task
+	for _, t := range p.Tasks() {
+		if !t.Completed {
+			t.ID = 0
+			list = append(list, t)
+		}
+	}
+	if err := m.call(ctx, p, clk, l); err != nil {
+		return agent.Task{}, false, err
+	}
+	return w.update(ctx, p, clk, l, list, "restating the plan", events.TriggerModel)
+}
+
+// update calls update_task_plan with list and returns the new current task
+// and whether the call was at or past the soft cap.
+func (w *world) update(ctx context.Context, p *planner.Planner, clk *clock, l *ledger, list []agent.Task, reason string, trigger events.Trigger) (agent.Task, bool, error) {
+	r, err := p.UpdateTaskPlan(ctx, list, reason, trigger)
 	if err != nil {
 		return agent.Task{}, false, err
 	}
+	l.replan(clk.now(), r.OverCap)
 	if !r.Accepted {
 		return agent.Task{}, false, errors.New("replan with pending tasks rejected: " + r.Message)
 	}
