@@ -31,6 +31,8 @@ var commands = map[string]command{
 	"hints":    {summary: hintsSummary, run: runHints},
 	"mappings": {summary: mappingsSummary, run: runMappings},
 	"rules":    {summary: rulesSummary, run: runRules},
+	"cost":     {summary: costSummary, run: runCost},
+	"stuck":    {summary: stuckSummary, run: runStuck},
 	"export":   {summary: exportSummary, run: runExport},
 	"report":   {summary: reportSummary, run: runReport},
 	"sql":      {summary: sqlSummary, run: runSQL},

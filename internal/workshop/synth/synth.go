@@ -1,6 +1,7 @@
 // Package synth generates realistic agent sessions (plans of 3–8 tasks, tool
 // calls with failures, hallucinated hints stripped, replans up to and past
-// the soft cap, depth limits) from a seed, for load tests and benchmarks.
+// the soft cap, depth limits, a model call with its tokens before each tool
+// call, argument digests, the session's usage) from a seed, for load tests and benchmarks.
 // It drives the public agent.Session, so what it emits is exactly what an
 // agent would send. The agentsim command is the richer, scenario-driven
 // simulator; synth is the fixed, fast workload of the ingest benchmarks.
@@ -39,6 +40,8 @@ var (
 // Generator emits sessions. Not safe for concurrent use.
 type Generator struct {
 	rng   *rand.Rand
+	cost  *rand.Rand // model calls' tokens and time: a stream of their own
+	model bool       // the next event is a model call (tick draws from cost)
 	clock time.Time
 	n     int
 }
@@ -46,13 +49,18 @@ type Generator struct {
 // New returns a generator seeded with seed; the same seed gives the same
 // sessions (ids aside: they are UUIDv7).
 func New(seed uint64, start time.Time) *Generator {
-	return &Generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), clock: start}
+	return &Generator{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		cost: rand.New(rand.NewPCG(seed^0xc057, seed^0x7e57c057)), clock: start}
 }
 
 func (g *Generator) pick(xs []string) string { return xs[g.rng.IntN(len(xs))] }
 func (g *Generator) p(prob float64) bool     { return g.rng.Float64() < prob }
 
 func (g *Generator) tick() time.Time {
+	if g.model {
+		g.clock = g.clock.Add(time.Duration(100+g.cost.IntN(3000)) * time.Millisecond)
+		return g.clock
+	}
 	g.clock = g.clock.Add(time.Duration(50+g.rng.IntN(2000)) * time.Millisecond)
 	return g.clock
 }
@@ -98,6 +106,32 @@ type state struct {
 	nextID int64
 
 	replans, calls, failed, iterations int64
+	usage                              agent.Usage
+}
+
+// modelCall emits one agent.model.called for the task given, with tokens
+// and time drawn from the cost stream, and adds it to the session's usage.
+func (st *state) modelCall(ctx context.Context, task int64) error {
+	g := st.g
+	in, out := int64(300+g.cost.IntN(6000)), int64(10+g.cost.IntN(500))
+	cached := in * int64(g.cost.IntN(80)) / 100
+	ms := int64(100 + g.cost.IntN(3000))
+	u := &st.usage
+	u.ModelCalls++
+	u.InputTokens = add(u.InputTokens, in)
+	u.OutputTokens = add(u.OutputTokens, out)
+	u.CachedInputTokens = add(u.CachedInputTokens, cached)
+	u.ModelMS += ms
+	g.model = true
+	defer func() { g.model = false }()
+	return st.s.ModelCalled(ctx, agent.ModelCalled{TaskID: &task, InputTokens: &in, OutputTokens: &out, CachedInputTokens: &cached, DurationMS: ms})
+}
+
+func add(sum *int64, n int64) *int64 {
+	if sum != nil {
+		n += *sum
+	}
+	return &n
 }
 
 func (st *state) sanitize(ctx context.Context, phase events.Phase, from int) error {
@@ -147,7 +181,11 @@ func (st *state) run(ctx context.Context, name string) error {
 		for c := int64(0); c < ncalls; c++ {
 			ok := g.p(okProb)
 			st.calls++
-			d := agent.ToolCalled{TaskID: &t.ID, Tool: tool, Hint: t.ToolHint, OK: ok, DurationMS: int64(20 + g.rng.IntN(3000))}
+			if err := st.modelCall(ctx, t.ID); err != nil {
+				return err
+			}
+			d := agent.ToolCalled{TaskID: &t.ID, Tool: tool, Hint: t.ToolHint, OK: ok, DurationMS: int64(20 + g.rng.IntN(3000)),
+				ArgsDigest: events.ArgsDigest(fmt.Appendf(nil, `{"task":%d,"tool":%q,"try":%d}`, t.ID, tool, g.cost.IntN(2)))}
 			if !ok {
 				st.failed++
 				failures++
@@ -188,7 +226,7 @@ func (st *state) run(ctx context.Context, name string) error {
 		outcome = events.OutcomeFailure
 	}
 	return s.Ended(ctx, agent.SessionEnded{Outcome: outcome, Replans: st.replans, ToolCalls: st.calls,
-		FailedToolCalls: st.failed, Iterations: st.iterations, DurationMS: int64(1000 * (st.calls + 1))})
+		FailedToolCalls: st.failed, Iterations: st.iterations, DurationMS: int64(1000 * (st.calls + 1)), Usage: &st.usage})
 }
 
 func (st *state) control(ctx context.Context, id int64, tool string) error {
