@@ -102,7 +102,7 @@ var (
 		"Messages committed, by outcome: accepted into the event log, duplicate (its source and id already stored, same content: skipped) or dead_letter.",
 		[]string{"outcome"}, nil)
 	deadLettersDesc = prometheus.NewDesc("evosignal_ingest_dead_letters_total",
-		"Messages written to dead_letters, by reason (the dead_letters.code column: schema_violation, malformed_json, unknown_type, oversize, source_mismatch, plan_too_large, conflicting_duplicate, store_rejected).",
+		"Messages written to dead_letters, by reason (the dead_letters.code column: schema_violation, malformed_json, unknown_type, oversize, source_mismatch, plan_too_large, conflicting_duplicate, after_session_end, store_rejected).",
 		[]string{"reason"}, nil)
 )
 

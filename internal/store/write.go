@@ -45,7 +45,7 @@ type Item struct {
 
 // Dead describes a message the ingester cannot accept.
 type Dead struct {
-	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | conflicting_duplicate | store_rejected
+	Code   string // malformed_json | unknown_type | schema_violation | oversize | source_mismatch | plan_too_large | conflicting_duplicate | after_session_end | store_rejected
 	Reason string // readable explanation
 	Source string // envelope fields, when they could be read
 	ID     string
@@ -103,6 +103,9 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	t0 := s.stepStart()
 	fates, err := s.dedupe(ctx, b.Items)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := s.afterEnd(ctx, fates); err != nil {
 		return Result{}, err
 	}
 	s.step("dedupe", t0)
