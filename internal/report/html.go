@@ -47,10 +47,20 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		}
 		return "neutral"
 	},
-	"css":    func() template.CSS { return template.CSS(pageCSS) }, // a constant file of this package
-	"plural": plural,
-	"len64":  func(n int64) int { return int(n) },
-	"mul100": func(v float64) float64 { return 100 * v },
+	"css":          func() template.CSS { return template.CSS(pageCSS) }, // a constant file of this package
+	"plural":       plural,
+	"outcomeClass": outcomeClassText,
+	"segment":      segmentText,
+	"state":        stateText,
+	"num0":         num0,
+	"meanCI":       meanCI,
+	"meanCI2":      meanCI2,
+	"seconds":      seconds,
+	"rulesetName":  rulesetName,
+	"byOutcome":    byOutcome,
+	"list":         func(xs ...string) []string { return xs },
+	"len64":        func(n int64) int { return int(n) },
+	"mul100":       func(v float64) float64 { return 100 * v },
 }).Parse(pageTemplate))
 
 // WriteHTML writes the report as one self-contained HTML page.

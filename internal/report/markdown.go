@@ -127,6 +127,77 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		p("\n")
 	}
 
+	p("## What sessions cost\n\n")
+	p("Per ended session: model calls and tokens (input + output, from `agent.model.called`), real tool calls and time, with 95%% intervals of the means; `analyze cost` has the sums and `-view segments`, `-view after-failure`.\n\n")
+	if len(r.Cost.Outcomes)+len(r.Cost.PreviousOutcomes) == 0 {
+		p("No session of a known outcome ended in either window.\n\n")
+	} else {
+		head("outcome", "sessions", "model calls", "tokens", "tool calls", "seconds", "previous: sessions", "previous: tokens")
+	}
+	for _, class := range []string{"first_try_success", "success_after_replans", "failure"} {
+		c, pv := byOutcome(r.Cost.Outcomes, class), byOutcome(r.Cost.PreviousOutcomes, class)
+		if c == nil && pv == nil {
+			continue
+		}
+		cells := []string{outcomeClassText(class), "0", "–", "–", "–", "–", "0", "–"}
+		if c != nil {
+			cells[1], cells[2], cells[3] = fmt.Sprint(c.Sessions), num2(c.ModelCallsMean)+" "+meanCI2(c.ModelCallsMeanCI), num0(c.TokensMean)+" "+meanCI(c.TokensMeanCI)
+			cells[4], cells[5] = num2(c.RealToolCallsMean), num0(seconds(c.DurationMSMean))
+		}
+		if pv != nil {
+			cells[6], cells[7] = fmt.Sprint(pv.Sessions), num0(pv.TokensMean)
+		}
+		row(cells...)
+	}
+	if len(r.Cost.Outcomes)+len(r.Cost.PreviousOutcomes) > 0 {
+		p("\n")
+	}
+	if len(r.Cost.Segments) > 0 {
+		head("plan segment", "sessions", "segments", "model calls / session", "tokens / session", "tool calls / session", "failed tool calls")
+		for _, sg := range r.Cost.Segments {
+			row(segmentText(sg.Segment), fmt.Sprint(sg.Sessions), fmt.Sprint(sg.Segments), num2(sg.ModelCallsPerSession), num0(sg.TokensPerSession),
+				num2(sg.RealToolCallsPerSession), fmt.Sprint(sg.FailedToolCalls))
+		}
+		p("\n")
+	}
+	if len(r.Cost.ByRuleset) > 0 {
+		p("Per rule set since %s: what replanning costs (the part after a session's first replan, over all its sessions).\n\n", stamp(r.Settings.TrendSince))
+		head("rule set", "sessions", "model calls / session", "after a replan", "tokens / session", "after a replan")
+		for _, x := range r.Cost.ByRuleset {
+			row(rulesetName(x.Ruleset), fmt.Sprint(x.Sessions), num2(x.ModelCallsPerSession), num2(x.ReplanModelCallsPerSession),
+				num0(x.TokensPerSession), num0(x.ReplanTokensPerSession))
+		}
+		p("\n")
+	}
+
+	p("## Where agents get stuck\n\n")
+	p("Each state as `queries/analyze/stuck_states.sql` defines it; the rate is over ended sessions, recovered the stuck sessions that still succeeded.\n\n")
+	head("state", "sessions in it", "occurrences", "most often after", "recovered", "previous "+r.Window.Length)
+	for i, st := range r.Stuck.States {
+		prevRate := "–"
+		if i < len(r.Stuck.Previous) {
+			prevRate = pct(r.Stuck.Previous[i].Rate)
+		}
+		row(stateText(st.State), fmt.Sprintf("%d (%s) %s", st.StuckSessions, pct(st.Rate), pctCI(st.RateCI)), fmt.Sprint(st.Occurrences),
+			str(st.TopDetail), fmt.Sprintf("%d (%s)", st.Recovered, pct(st.RecoveryRate)), prevRate)
+	}
+	p("\n")
+	if len(r.Stuck.Examples) > 0 {
+		head("state", "example session", "agent", "outcome", "occurrences", "first at seq", "after")
+		for _, e := range r.Stuck.Examples {
+			row(e.State, "`"+e.Session+"`", e.Agent, e.Outcome, fmt.Sprint(e.Occurrences), fmt.Sprint(e.Seq), str(e.Detail))
+		}
+		p("\n")
+	}
+	if len(r.Stuck.Triggers) > 0 {
+		p("Replan triggers, as the events before each replan show them, and how often the replanned sessions then succeeded.\n\n")
+		head("visible trigger", "replans", "sessions", "then succeeded")
+		for _, t := range r.Stuck.Triggers {
+			row(t.Trigger, fmt.Sprint(t.Replans), fmt.Sprint(t.Sessions), pct(t.SuccessRate)+" "+pctCI(t.SuccessRateCI))
+		}
+		p("\n")
+	}
+
 	p("## Inferred re-decisions (estimate)\n\n")
 	in := r.Inferred
 	p("Sessions without a plan have no replan to count; their changes of course are inferred from their tool calls (rule %s: a switch to another tool after a failed call, at most 3 per session). "+
@@ -156,7 +227,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	if len(q.Notes) > 0 {
 		p("\n")
 	}
-	p("---\n\nevosignal `analyze report`, report version %d, classifier `%s`. The numbers come from the analyzers (`analyze replans`, `trend`, `hints`, `mappings`, `rules`, `effect`); see docs/analyze.md.\n",
+	p("---\n\nevosignal `analyze report`, report version %d, classifier `%s`. The numbers come from the analyzers (`analyze replans`, `trend`, `hints`, `mappings`, `rules`, `effect`, `cost`, `stuck`); see docs/analyze.md.\n",
 		r.Version, r.Classifier)
 	return b.Flush()
 }

@@ -1,7 +1,8 @@
 // Package report assembles the nightly evolution report of `analyze report`:
 // one window of sessions set against the window of the same length before
 // it, with the evolution curve, the worst tool hints, the task-type → tool
-// map, new and retired rules, rule effects and data quality. Every number
+// map, new and retired rules, rule effects, what sessions cost and where
+// agents get stuck, and data quality. Every number
 // comes from an analyzer of internal/metrics (and the dead-letter count from
 // queries/report/dead_letters.sql); the report only selects, compares and lays them out —
 // as JSON (the stable shape), Markdown and one self-contained HTML page.
@@ -128,6 +129,8 @@ type Report struct {
 	Mappings    []metrics.MappingRow `json:"mappings"`
 	Rules       Rules                `json:"rules"`
 	Effects     []metrics.EffectRow  `json:"effects"`
+	Cost        Cost                 `json:"cost"`
+	Stuck       Stuck                `json:"stuck"`
 	Inferred    Inferred             `json:"inferred"` // an estimate, apart from the replans above
 	DataQuality DataQuality          `json:"data_quality"`
 }
@@ -245,6 +248,12 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 	}
 	r.Effects = effects.Rows
 	if r.Rules, err = ruleChanges(ctx, src, cfg, effects.Rows, generatedAt); err != nil {
+		return nil, err
+	}
+	if r.Cost, err = costSection(ctx, src, cur, prev, cfg.filter(r.Settings.TrendSince, cfg.Until)); err != nil {
+		return nil, err
+	}
+	if r.Stuck, err = stuckSection(ctx, src, cur, prev); err != nil {
 		return nil, err
 	}
 	if r.DataQuality, err = dataQuality(ctx, src, cfg, now, effects.Notes); err != nil {

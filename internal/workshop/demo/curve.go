@@ -10,14 +10,15 @@ import (
 // generation to the last and the rules learned from all generations.
 func WriteCurve(w io.Writer, curve []Generation) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "generation\tsessions\tfirst-try success\tavg replans\ttool failure rate\tran with\tthen learned\t")
+	fmt.Fprintln(tw, "generation\tsessions\tfirst-try success\tavg replans\ttool failure rate\ttokens/session\tafter a replan\tran with\tthen learned\t")
 	for _, g := range curve {
 		ran := "no rules"
 		if g.Ruleset != nil {
 			ran = fmt.Sprintf("%s (%d rules)", *g.Ruleset, len(g.Rules))
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%s\t%s\t%s (%d rules)\t\n", g.Generation, g.Sessions,
-			Pct(g.FirstTrySuccessRate), Deref(g.AvgReplans), Pct(g.FailureRate), ran, g.LearnedRuleset, len(g.LearnedRules))
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%.2f\t%s\t%.0f\t%.0f\t%s\t%s (%d rules)\t\n", g.Generation, g.Sessions,
+			Pct(g.FirstTrySuccessRate), Deref(g.AvgReplans), Pct(g.FailureRate), Deref(g.TokensPerSession), Deref(g.ReplanTokensPerSession),
+			ran, g.LearnedRuleset, len(g.LearnedRules))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -26,6 +27,8 @@ func WriteCurve(w io.Writer, curve []Generation) error {
 		a, b := curve[0], curve[len(curve)-1]
 		fmt.Fprintf(w, "\nfirst-try success %s → %s, avg replans %.2f → %.2f, tool failure rate %s → %s\n",
 			Pct(a.FirstTrySuccessRate), Pct(b.FirstTrySuccessRate), Deref(a.AvgReplans), Deref(b.AvgReplans), Pct(a.FailureRate), Pct(b.FailureRate))
+		fmt.Fprintf(w, "tokens per session %.0f → %.0f, of which after a replan %.0f → %.0f\n",
+			Deref(a.TokensPerSession), Deref(b.TokensPerSession), Deref(a.ReplanTokensPerSession), Deref(b.ReplanTokensPerSession))
 	}
 	if n := len(curve); n > 0 && len(curve[n-1].LearnedRules) > 0 {
 		fmt.Fprintf(w, "\nrules learned from all %d generations:\n", n)

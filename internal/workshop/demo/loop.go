@@ -37,6 +37,12 @@ type Generation struct {
 	FailedRealToolCalls int64    `json:"failed_real_tool_calls"`
 	StrippedHints       int64    `json:"stripped_hints"`
 	Events              int64    `json:"events"`
+	// TokensPerSession is the model calls' tokens (input + output) per
+	// ended session; ReplanTokensPerSession the part of it spent after a
+	// session's first replan (analyze cost -view segments: between_replans
+	// and after_last_replan), over all ended sessions: what replanning cost.
+	TokensPerSession       *float64 `json:"tokens_per_session"`
+	ReplanTokensPerSession *float64 `json:"replan_tokens_per_session"`
 	// Ruleset is the rule set version the generation's sessions loaded
 	// (from the database; several are joined with ","), null for none;
 	// Rules are its rule ids.
@@ -190,7 +196,22 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 	if err != nil {
 		return Generation{}, fmt.Errorf("generation %d: read the curve: %w", g, err)
 	}
+	segs, err := metrics.CostBySegment(ctx, src, f)
+	if err != nil {
+		return Generation{}, fmt.Errorf("generation %d: read the cost: %w", g, err)
+	}
 	r := rep.Rows[0]
+	var all, replan, sessions int64
+	for _, sg := range segs {
+		t := costTokens(sg)
+		all += t
+		switch sg.Segment {
+		case "no_replan", "before_first_replan":
+			sessions += sg.Sessions
+		default:
+			replan += t
+		}
+	}
 	gen := Generation{Generation: g, Since: since, Until: until, Rules: []string{},
 		Sessions: r.Sessions, FirstTrySuccessRate: r.FirstTrySuccessRate, SuccessRate: r.SuccessRate,
 		AvgReplans: r.AvgReplans, ReplanRate: r.ReplanRate, StrippedHints: r.StrippedHints}
@@ -203,9 +224,21 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 		}
 	}
 	gen.FailureRate = metrics.Rate(gen.FailedRealToolCalls, gen.RealToolCalls)
+	gen.TokensPerSession, gen.ReplanTokensPerSession = metrics.Rate(all, sessions), metrics.Rate(replan, sessions)
 	if len(rulesets) > 0 {
 		v := strings.Join(slices.Sorted(maps.Keys(rulesets)), ",")
 		gen.Ruleset = &v
 	}
 	return gen, nil
+}
+
+// costTokens is a segment row's input and output tokens.
+func costTokens(r metrics.CostSegmentRow) int64 {
+	var n int64
+	for _, p := range []*int64{r.InputTokens, r.OutputTokens} {
+		if p != nil {
+			n += *p
+		}
+	}
+	return n
 }
