@@ -16,7 +16,7 @@ import (
 // holds does not spill (docs/operations.md).
 func TestExportSpills(t *testing.T) {
 	d := newTestDB(t)
-	d.loadSynth(t, 7, midnight, 2000)
+	d.loadSynth(t, 7, midnight, 1400)
 	var eventBytes int64
 	if c := d.counts(t, "SELECT sum(strlen(data::VARCHAR))::BIGINT FROM src.events"); len(c) > 0 {
 		eventBytes = c[0]
