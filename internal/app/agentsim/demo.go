@@ -41,7 +41,9 @@ The closed loop, in one process, over several generations:
 
 It prints the evolution curve, one row per generation: sessions, first-try
 success rate (success without any replan), average replans per session,
-failure rate of real tool calls, the rule set the generation ran with, and
+failure rate of real tool calls, the model calls' tokens per session and the
+part of them spent after a session's first replan (what replanning costs:
+analyze cost -view segments), the rule set the generation ran with, and
 what was learned after it. With the default scenario the model hints the
 wrong tool for four task types about half of the time; the learned rules fix
 that, and the curve improves from generation 2 on. Generations are one
