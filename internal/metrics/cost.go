@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
 
 	"github.com/evosignal/evosignal/queries"
 )
@@ -20,16 +22,19 @@ var CostViews = []string{CostOutcomes, CostSegments, CostAfterFail}
 // CostOutcomeRow is what the ended sessions of one outcome class (and
 // group) cost (queries/analyze/cost_outcomes.sql): per session, its model
 // calls, tokens (input + output), real tool calls and time, each as a sum
-// and a mean with its 95% interval (Student's t over the sessions). Tokens
-// are over TokensSessions, the sessions whose model calls reported any.
+// and a mean with its 95% interval (Student's t over the sessions). Model
+// calls are over ModelCallsSessions, the sessions with any (an agent that
+// reports none is not one that made none); tokens over TokensSessions, the
+// sessions whose model calls reported any.
 type CostOutcomeRow struct {
 	Group
 	OutcomeClass string `json:"outcome_class"` // first_try_success, success_after_replans, failure
 	Sessions     int64  `json:"sessions"`
 
-	ModelCalls       int64     `json:"model_calls"`
-	ModelCallsMean   *float64  `json:"model_calls_mean"`
-	ModelCallsMeanCI *Interval `json:"model_calls_mean_ci"`
+	ModelCallsSessions int64     `json:"model_calls_sessions"`
+	ModelCalls         int64     `json:"model_calls"`
+	ModelCallsMean     *float64  `json:"model_calls_mean"`
+	ModelCallsMeanCI   *Interval `json:"model_calls_mean_ci"`
 
 	TokensSessions int64     `json:"tokens_sessions"`
 	Tokens         *int64    `json:"tokens"`
@@ -91,9 +96,10 @@ type CostAfterFailureRow struct {
 	SuccessRate    *float64  `json:"success_rate"`
 	SuccessRateCI  *Interval `json:"success_rate_ci"`
 
-	ModelCalls       int64     `json:"model_calls"`
-	ModelCallsMean   *float64  `json:"model_calls_mean"`
-	ModelCallsMeanCI *Interval `json:"model_calls_mean_ci"`
+	ModelCallsFailures int64     `json:"model_calls_failures"` // recovered failures in sessions with model calls
+	ModelCalls         int64     `json:"model_calls"`
+	ModelCallsMean     *float64  `json:"model_calls_mean"`
+	ModelCallsMeanCI   *Interval `json:"model_calls_mean_ci"`
 
 	TokensFailures int64     `json:"tokens_failures"`
 	Tokens         *int64    `json:"tokens"`
@@ -109,11 +115,24 @@ type CostAfterFailureRow struct {
 	DurationMSMeanCI *Interval `json:"duration_ms_mean_ci"`
 }
 
-// mean reads the <name>_mean and <name>_sd columns of a row over n
-// observations: the mean and its interval.
+// mean reads the <name>_sum and <name>_sq columns of a row (the sum of n
+// observations and of their squares, exact integers): the mean and its
+// interval. The variance is computed exactly, in integers, before the one
+// division, so that no order of summation changes a digit.
 func (r *row) mean(name string, n int64) (*float64, *Interval) {
-	m, sd := r.float(name+"_mean"), r.float(name+"_sd")
-	return m, MeanCI(m, sd, n)
+	sum, sq := r.big(name+"_sum"), r.big(name+"_sq")
+	if n < 1 || sum == nil || sq == nil {
+		return nil, nil
+	}
+	m, _ := new(big.Rat).SetFrac(sum, big.NewInt(n)).Float64()
+	if n < 2 {
+		return &m, nil
+	}
+	// s² = (n·Σx² − (Σx)²) / (n(n−1))
+	num := new(big.Int).Sub(new(big.Int).Mul(big.NewInt(n), sq), new(big.Int).Mul(sum, sum))
+	v, _ := new(big.Rat).SetFrac(num, new(big.Int).Mul(big.NewInt(n), big.NewInt(n-1))).Float64()
+	sd := math.Sqrt(max(v, 0))
+	return &m, MeanCI(&m, &sd, n)
 }
 
 // nint reads an integer column that may be NULL (nil).
@@ -137,19 +156,20 @@ func CostByOutcome(ctx context.Context, src Source, f Filter) ([]CostOutcomeRow,
 	rows := []CostOutcomeRow{}
 	err = eachRow(t, func(r *row) error {
 		x := CostOutcomeRow{
-			Group:          r.group(false),
-			OutcomeClass:   r.need("outcome_class"),
-			Sessions:       r.int("sessions"),
-			ModelCalls:     r.int("model_calls_sum"),
-			TokensSessions: r.int("tokens_sessions"),
-			Tokens:         r.nint("tokens_sum"),
-			InputTokens:    r.nint("input_tokens_sum"),
-			OutputTokens:   r.nint("output_tokens_sum"),
-			CachedTokens:   r.nint("cached_input_tokens_sum"),
-			RealToolCalls:  r.int("real_tool_calls_sum"),
-			DurationMS:     r.int("duration_ms_sum"),
+			Group:              r.group(false),
+			OutcomeClass:       r.need("outcome_class"),
+			Sessions:           r.int("sessions"),
+			ModelCallsSessions: r.int("model_calls_sessions"),
+			ModelCalls:         r.int("model_calls_sum"),
+			TokensSessions:     r.int("tokens_sessions"),
+			Tokens:             r.nint("tokens_sum"),
+			InputTokens:        r.nint("input_tokens_sum"),
+			OutputTokens:       r.nint("output_tokens_sum"),
+			CachedTokens:       r.nint("cached_input_tokens_sum"),
+			RealToolCalls:      r.int("real_tool_calls_sum"),
+			DurationMS:         r.int("duration_ms_sum"),
 		}
-		x.ModelCallsMean, x.ModelCallsMeanCI = r.mean("model_calls", x.Sessions)
+		x.ModelCallsMean, x.ModelCallsMeanCI = r.mean("model_calls", x.ModelCallsSessions)
 		x.TokensMean, x.TokensMeanCI = r.mean("tokens", x.TokensSessions)
 		x.RealToolCallsMean, x.RealToolCallsMeanCI = r.mean("real_tool_calls", x.Sessions)
 		x.DurationMSMean, x.DurationMSMeanCI = r.mean("duration_ms", x.Sessions)
@@ -214,23 +234,24 @@ func CostAfterFailure(ctx context.Context, src Source, f Filter) ([]CostAfterFai
 	rows := []CostAfterFailureRow{}
 	err = eachRow(t, func(r *row) error {
 		x := CostAfterFailureRow{
-			Group:          r.group(false),
-			Hint:           r.need("hint"),
-			NextStep:       r.need("next_step"),
-			Failures:       r.int("failures"),
-			Recovered:      r.int("recovered"),
-			Sessions:       r.int("sessions"),
-			UnknownOutcome: r.int("unknown_outcome"),
-			Successes:      r.int("successes"),
-			ModelCalls:     r.int("model_calls_sum"),
-			TokensFailures: r.int("tokens_failures"),
-			Tokens:         r.nint("tokens_sum"),
-			RealToolCalls:  r.int("real_tool_calls_sum"),
-			DurationMS:     r.int("duration_ms_sum"),
+			Group:              r.group(false),
+			Hint:               r.need("hint"),
+			NextStep:           r.need("next_step"),
+			Failures:           r.int("failures"),
+			Recovered:          r.int("recovered"),
+			Sessions:           r.int("sessions"),
+			UnknownOutcome:     r.int("unknown_outcome"),
+			Successes:          r.int("successes"),
+			ModelCalls:         r.int("model_calls_sum"),
+			TokensFailures:     r.int("tokens_failures"),
+			ModelCallsFailures: r.int("model_calls_failures"),
+			Tokens:             r.nint("tokens_sum"),
+			RealToolCalls:      r.int("real_tool_calls_sum"),
+			DurationMS:         r.int("duration_ms_sum"),
 		}
 		x.RecoveryRate, x.RecoveryRateCI = rateWithCI(x.Recovered, x.Failures)
 		x.SuccessRate, x.SuccessRateCI = rateWithCI(x.Successes, x.Sessions-x.UnknownOutcome)
-		x.ModelCallsMean, x.ModelCallsMeanCI = r.mean("model_calls", x.Recovered)
+		x.ModelCallsMean, x.ModelCallsMeanCI = r.mean("model_calls", x.ModelCallsFailures)
 		x.TokensMean, x.TokensMeanCI = r.mean("tokens", x.TokensFailures)
 		x.RealToolCallsMean, x.RealToolCallsMeanCI = r.mean("real_tool_calls", x.Recovered)
 		x.DurationMSMean, x.DurationMSMeanCI = r.mean("duration_ms", x.Recovered)

@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -59,6 +61,9 @@ func TestCostAndStuckEqualTruth(t *testing.T) {
 				RealCalls: r.RealToolCalls, DurationMS: r.DurationMS}
 			if r.Tokens == nil || *r.Tokens != orZero(r.InputTokens)+orZero(r.OutputTokens) || r.TokensSessions != r.Sessions {
 				t.Errorf("%s: tokens %v over %d sessions, want input + output over all %d", r.OutcomeClass, r.Tokens, r.TokensSessions, r.Sessions)
+			}
+			if r.ModelCallsMean == nil || *r.ModelCallsMean != float64(r.ModelCalls)/float64(r.Sessions) {
+				t.Errorf("%s: model calls mean %v, want %d / %d", r.OutcomeClass, r.ModelCallsMean, r.ModelCalls, r.Sessions)
 			}
 			if r.Sessions > 1 && (r.TokensMeanCI == nil || r.TokensMeanCI.Lo > *r.TokensMean || r.TokensMeanCI.Hi < *r.TokensMean) {
 				t.Errorf("%s: tokens mean %v, interval %+v", r.OutcomeClass, r.TokensMean, r.TokensMeanCI)
@@ -189,4 +194,26 @@ func show(v any, ok bool) string {
 		return "no row"
 	}
 	return fmt.Sprintf("%+v", v)
+}
+
+// TestMeanFromSums: the mean and its interval from a sum and a sum of
+// squares equal those of the observations themselves (1, 2, 3, 4: mean
+// 2.5, s = 1.2909944), also for sums past int64.
+func TestMeanFromSums(t *testing.T) {
+	huge, _ := new(big.Int).SetString("100000000000000000000000", 10) // 1e23
+	tb := &Table{Columns: []string{"x_sum", "x_sq", "y_sum", "y_sq"}, Rows: [][]any{{big.NewInt(10), int64(30), huge, new(big.Int).Mul(huge, big.NewInt(1e11))}}}
+	r := &row{t: tb, cells: tb.Rows[0]}
+	m, ci := r.mean("x", 4)
+	half := 3.182446305 * 1.2909944487358056 / 2
+	if m == nil || *m != 2.5 || ci == nil || math.Abs(ci.Lo-(2.5-half)) > 1e-9 || math.Abs(ci.Hi-(2.5+half)) > 1e-9 {
+		t.Errorf("mean of 1..4 = %v %+v, want 2.5 ± %v", m, ci, half)
+	}
+	// 1e12 observations of 1e11 each: mean 1e11, no spread.
+	m, ci = r.mean("y", 1e12)
+	if m == nil || *m != 1e11 || ci == nil || ci.Lo != 1e11 || ci.Hi != 1e11 {
+		t.Errorf("mean of 1e12 × 1e11 = %v %+v, want 1e11 exactly", m, ci)
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
 }

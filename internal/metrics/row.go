@@ -133,6 +133,24 @@ func (r *row) float(col string) *float64 {
 	return &f
 }
 
+// big reads an integer column of any size (a HUGEINT sum); NULL reads as
+// nil.
+func (r *row) big(col string) *big.Int {
+	switch v := r.cell(col).(type) {
+	case nil:
+		return nil
+	case *big.Int:
+		return v
+	default:
+		n, ok := toInt64(v)
+		if !ok {
+			r.fail(col, v, "an integer")
+			return nil
+		}
+		return big.NewInt(n)
+	}
+}
+
 // bool reads a boolean column; NULL reads as false.
 func (r *row) bool(col string) bool {
 	switch v := r.cell(col).(type) {

@@ -12,15 +12,19 @@
 --   stop     neither: the session ended
 -- It is recovered when a real call with ok true follows it in the session;
 -- the cost of recovering is what was spent from the failure to that call:
--- the model calls (agent.model.called) with seq between the two, their
--- tokens (input + output; NULL when none reported any), the real calls
+-- the model calls (agent.model.called) with seq between the two (NULL when
+-- the session has no model call at all: its agent does not report them),
+-- their tokens (input + output; NULL when none reported any), the real calls
 -- after the failure up to and with the successful one, and the time between
 -- the two calls.
 -- One row per group, hint and next step: failures, sessions (with such a
 -- failure), successes (of those sessions, outcome 'success'; over sessions -
--- unknown_outcome), recovered, and for each cost of recovering its sum, mean
--- and sample standard deviation over the recovered failures (tokens: over
--- tokens_failures, those with tokens).
+-- unknown_outcome), recovered, and for each cost of recovering its sum
+-- (<cost>_sum) and the sum of its squares (<cost>_sq, exact integers) over
+-- the recovered failures (model calls: over model_calls_failures, those of
+-- sessions with model calls; tokens: over tokens_failures, those with
+-- tokens);
+-- the analyzer derives the means and their intervals.
 WITH s AS (
 -- @include include/selected_sessions.sql
 ), sd AS (
@@ -54,10 +58,13 @@ WITH s AS (
     LEFT JOIN next_call nc USING (session, n)
     LEFT JOIN next_replan nr USING (session, n)
     LEFT JOIN recovery rc USING (session, n)
+), reporting AS (
+    SELECT DISTINCT session FROM model_calls SEMI JOIN sd USING (session)
 ), costs AS (
     SELECT st.*,
-           (SELECT count(*) FROM model_calls m
-            WHERE m.session = st.session AND m.seq > st.seq AND m.seq < st.ok_seq) AS model_calls,
+           CASE WHEN st.session IN (SELECT session FROM reporting)
+                THEN (SELECT count(*) FROM model_calls m
+                      WHERE m.session = st.session AND m.seq > st.seq AND m.seq < st.ok_seq) END AS model_calls,
            (SELECT CASE WHEN count(m.input_tokens) + count(m.output_tokens) > 0
                         THEN coalesce(sum(m.input_tokens), 0) + coalesce(sum(m.output_tokens), 0) END
             FROM model_calls m
@@ -80,19 +87,16 @@ WITH s AS (
            count(DISTINCT session) FILTER (WHERE unknown_outcome)    AS unknown_outcome,
            count(DISTINCT session) FILTER (WHERE success)            AS successes,
            count(*) FILTER (WHERE recovered)                         AS recovered,
+           count(model_calls)           AS model_calls_failures,
            sum(model_calls)             AS model_calls_sum,
-           avg(model_calls)             AS model_calls_mean,
-           stddev_samp(model_calls)     AS model_calls_sd,
+           sum(CAST(model_calls AS HUGEINT) * model_calls) AS model_calls_sq,
            count(tokens)                AS tokens_failures,
            sum(tokens)                  AS tokens_sum,
-           avg(tokens)                  AS tokens_mean,
-           stddev_samp(tokens)          AS tokens_sd,
+           sum(CAST(tokens AS HUGEINT) * tokens) AS tokens_sq,
            sum(real_tool_calls)         AS real_tool_calls_sum,
-           avg(real_tool_calls)         AS real_tool_calls_mean,
-           stddev_samp(real_tool_calls) AS real_tool_calls_sd,
+           sum(CAST(real_tool_calls AS HUGEINT) * real_tool_calls) AS real_tool_calls_sq,
            sum(duration_ms)             AS duration_ms_sum,
-           avg(duration_ms)             AS duration_ms_mean,
-           stddev_samp(duration_ms)     AS duration_ms_sd
+           sum(CAST(duration_ms AS HUGEINT) * duration_ms) AS duration_ms_sq
     FROM joined
     GROUP BY ALL
 )

@@ -9,16 +9,19 @@
 --   failure                any other outcome but 'unknown' (partial_success,
 --                          failure, aborted, timeout)
 -- Sessions of outcome 'unknown' are left out. A session's cost:
---   model_calls    its agent.model.called events (model_calls)
+--   model_calls    its agent.model.called events (model_calls); NULL when
+--                  it has none (its agent does not report them), and then
+--                  left out of the model calls figures
 --   tokens         their input_tokens + output_tokens (cached ones are a
 --                  part of the input); NULL when none of its calls reported
 --                  any, and then left out of the tokens figures
 --   real_tool_calls  its agent.tool.called with control false
 --   duration_ms    from its start to agent.session.ended
 -- One row per group and outcome class that occurs: sessions, and for each
--- cost the sum, the mean and the sample standard deviation over the
--- sessions (tokens: over tokens_sessions, those with tokens); the analyzer
--- adds the intervals.
+-- cost its sum (<cost>_sum) and the sum of its squares (<cost>_sq, exact
+-- integers) over the sessions (model calls: over model_calls_sessions,
+-- those with any; tokens: over tokens_sessions, those with tokens); the analyzer derives the mean, the sample standard deviation
+-- and the mean's interval from them.
 WITH s AS (
 -- @include include/selected_sessions.sql
 ), sd AS (
@@ -37,7 +40,7 @@ WITH s AS (
     GROUP BY session
 ), per AS (
     SELECT sd.*,
-           coalesce(m.model_calls, 0) AS model_calls,
+           m.model_calls,
            m.input_tokens, m.output_tokens, m.cached_input_tokens,
            CASE WHEN m.input_tokens IS NOT NULL OR m.output_tokens IS NOT NULL
                 THEN coalesce(m.input_tokens, 0) + coalesce(m.output_tokens, 0) END AS tokens,
@@ -47,22 +50,19 @@ WITH s AS (
     SELECT agent, agent_version, model, task_type, day, week, ruleset, outcome_class,
            CASE outcome_class WHEN 'first_try_success' THEN 1 WHEN 'success_after_replans' THEN 2 ELSE 3 END AS ord,
            count(*)                       AS sessions,
+           count(model_calls)             AS model_calls_sessions,
            sum(model_calls)               AS model_calls_sum,
-           avg(model_calls)               AS model_calls_mean,
-           stddev_samp(model_calls)       AS model_calls_sd,
+           sum(CAST(model_calls AS HUGEINT) * model_calls) AS model_calls_sq,
            count(tokens)                  AS tokens_sessions,
            sum(tokens)                    AS tokens_sum,
-           avg(tokens)                    AS tokens_mean,
-           stddev_samp(tokens)            AS tokens_sd,
+           sum(CAST(tokens AS HUGEINT) * tokens) AS tokens_sq,
            sum(input_tokens)              AS input_tokens_sum,
            sum(output_tokens)             AS output_tokens_sum,
            sum(cached_input_tokens)       AS cached_input_tokens_sum,
            sum(real_tool_calls)           AS real_tool_calls_sum,
-           avg(real_tool_calls)           AS real_tool_calls_mean,
-           stddev_samp(real_tool_calls)   AS real_tool_calls_sd,
+           sum(CAST(real_tool_calls AS HUGEINT) * real_tool_calls) AS real_tool_calls_sq,
            sum(duration_ms)               AS duration_ms_sum,
-           avg(duration_ms)               AS duration_ms_mean,
-           stddev_samp(duration_ms)       AS duration_ms_sd
+           sum(CAST(duration_ms AS HUGEINT) * duration_ms) AS duration_ms_sq
     FROM per
     GROUP BY ALL
 )

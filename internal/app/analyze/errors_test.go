@@ -28,7 +28,7 @@ func TestErrorsSayWhatToDo(t *testing.T) {
 				"analyze: flags go after the command: analyze replans -db x.duckdb -by agent"}, ""},
 		{"a flag and no command", []string{"-db", "x.duckdb"}, errUsage,
 			[]string{"usage: analyze <command> [flags]  (run 'analyze -h' for the commands)",
-				"analyze: -db is a flag: the command comes first, analyze <command> -db x.duckdb; the commands are effect, export, hints, mappings, replans, report, rules, sql, trend"}, ""},
+				"analyze: -db is a flag: the command comes first, analyze <command> -db x.duckdb; the commands are cost, effect, export, hints, mappings, replans, report, rules, sql, stuck, trend"}, ""},
 		{"unknown flag", []string{"replans", "-nope"}, errUsage,
 			[]string{"usage: analyze replans [flags]  (run 'analyze replans -h' for the flags)",
 				"analyze: flag provided but not defined: -nope"}, ""},
