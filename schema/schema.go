@@ -21,12 +21,12 @@ import (
 // FS holds the schema files, named <version>/<name>.json (v1/event.json,
 // v1.1/agent.session.ended.json, …).
 //
-//go:embed v1/*.json v1.1/*.json v1.2/*.json v1.3/*.json
+//go:embed v1/*.json v1.1/*.json v1.2/*.json v1.3/*.json v1.4/*.json
 var FS embed.FS
 
 // Versions lists the contract's versions, oldest first: the directories of
 // FS. Each one's events are events of every version after it.
-var Versions = []string{"v1", "v1.1", "v1.2", "v1.3"}
+var Versions = []string{"v1", "v1.1", "v1.2", "v1.3", "v1.4"}
 
 // Latest is the newest version: the contract the ingester accepts.
 var Latest = Versions[len(Versions)-1]
@@ -35,31 +35,37 @@ var Latest = Versions[len(Versions)-1]
 // name in FS. It is an identifier only; nothing is ever fetched from it.
 const Base = "https://schema.evosignal.dev/"
 
-// BaseV1 … BaseV1_3 are the URL prefixes of the v1, v1.1, v1.2 and v1.3
-// $ids.
+// BaseV1 … BaseV1_4 are the URL prefixes of the v1, v1.1, v1.2, v1.3 and
+// v1.4 $ids.
 const (
 	BaseV1   = Base + "v1/"
 	BaseV1_1 = Base + "v1.1/"
 	BaseV1_2 = Base + "v1.2/"
 	BaseV1_3 = Base + "v1.3/"
+	BaseV1_4 = Base + "v1.4/"
 )
 
-// EventV1 … EventV1_3 are the $ids of the schema of a whole v1, v1.1, v1.2
-// and v1.3 event.
+// EventV1 … EventV1_4 are the $ids of the schema of a whole v1, v1.1, v1.2,
+// v1.3 and v1.4 event.
 const (
 	EventV1   = BaseV1 + "event.json"
 	EventV1_1 = BaseV1_1 + "event.json"
 	EventV1_2 = BaseV1_2 + "event.json"
 	EventV1_3 = BaseV1_3 + "event.json"
+	EventV1_4 = BaseV1_4 + "event.json"
 )
 
 // Event is the $id of the schema of a whole event of the Latest version:
 // what the ingester accepts.
-const Event = EventV1_3
+const Event = EventV1_4
 
-// RuleSetV1 is the $id of the schema of the learned-rules document
-// (agent/ruleset.RuleSet).
-const RuleSetV1 = BaseV1 + "ruleset.json"
+// RuleSetV1 is the $id of the v1 schema of the learned-rules document;
+// RuleSet that of the latest (v1.4: with holdout), which
+// agent/ruleset.RuleSet writes.
+const (
+	RuleSetV1 = BaseV1 + "ruleset.json"
+	RuleSet   = BaseV1_4 + "ruleset.json"
+)
 
 // CompileV1 compiles v1/event.json, the schema of a v1 event:
 // Compile(EventV1). Every v1 event is an event of the Latest version too;

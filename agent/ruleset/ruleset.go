@@ -12,9 +12,12 @@
 package ruleset
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strings"
 	"time"
@@ -79,7 +82,12 @@ type RuleSet struct {
 	// for all agents.
 	Agent      string     `json:"agent,omitempty"`
 	Thresholds Thresholds `json:"thresholds"`
-	Rules      []Rule     `json:"rules"`
+	// Holdout (v1.4) is the share of sessions (or workspaces) an agent
+	// holds out as a randomised control, in [0, 0.5]: Assign puts each in
+	// the holdout arm with this probability, where no rule applies. 0
+	// (absent): no holdout, every session applies the rules.
+	Holdout float64 `json:"holdout,omitempty"`
+	Rules   []Rule  `json:"rules"`
 }
 
 // Window is the time window a rule set was learned from: sessions started
@@ -164,13 +172,17 @@ func Parse(b []byte) (RuleSet, error) {
 }
 
 // Validate reports every problem of rs at once, joined with errors.Join:
-// a missing version (when there are rules), and per rule an empty or
+// a missing version (when there are rules), a holdout outside [0, 0.5],
+// and per rule an empty or
 // repeated id, an unknown kind, an empty task_type or tool_hint, a replace
 // rule without instead, or instead equal to tool_hint.
 func (rs RuleSet) Validate() error {
 	var errs []error
 	if rs.Version == "" && len(rs.Rules) > 0 {
 		errs = append(errs, errors.New("no version"))
+	}
+	if !(rs.Holdout >= 0 && rs.Holdout <= MaxHoldout) {
+		errs = append(errs, fmt.Errorf("holdout %v is not a share in [0, %v]", rs.Holdout, MaxHoldout))
 	}
 	seen := make(map[string]bool, len(rs.Rules))
 	for i, r := range rs.Rules {
@@ -215,4 +227,36 @@ func (rs RuleSet) IDs() []string {
 		ids[i] = r.ID
 	}
 	return ids
+}
+
+// MaxHoldout is the largest holdout share a rule set may have.
+const MaxHoldout = 0.5
+
+// Arms of a randomised holdout (agent.session.started assignment, v1.4).
+const (
+	ArmRules   = "rules"
+	ArmHoldout = "holdout"
+)
+
+// Assign is the arm of unit (a session id, or a workspace's id) under the
+// holdout of the rule set version: ArmHoldout when the first 8 bytes of
+// SHA-256("evosignal-holdout\x00" + version + "\x00" + unit), read as a
+// big-endian unsigned integer u, satisfy u < holdout × 2^64; else ArmRules.
+// The same version and unit always give the same arm, so an agent in any
+// language can follow it and anyone can check it (schema/README.md,
+// "Randomised holdouts"); a new version draws anew. A holdout of 0 (or an
+// empty version) is ArmRules.
+func Assign(version, unit string, holdout float64) string {
+	if version == "" || !(holdout > 0) {
+		return ArmRules
+	}
+	h := sha256.Sum256([]byte("evosignal-holdout\x00" + version + "\x00" + unit))
+	u := binary.BigEndian.Uint64(h[:8])
+	// u < holdout·2^64, compared exactly: holdout is at most 0.5, so the
+	// product fits a uint64 after the float's scaling by 2^64.
+	limit := new(big.Float).SetPrec(128).Mul(big.NewFloat(min(holdout, 1)).SetPrec(128), new(big.Float).SetPrec(128).SetMantExp(big.NewFloat(1), 64))
+	if new(big.Float).SetPrec(128).SetUint64(u).Cmp(limit) < 0 {
+		return ArmHoldout
+	}
+	return ArmRules
 }

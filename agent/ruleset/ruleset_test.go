@@ -141,7 +141,7 @@ func FuzzParse(f *testing.F) {
 // agent may be given, except where the schema cannot say it (unique ids,
 // instead differing from tool_hint: Parse alone rejects those).
 func TestSchemaAgreesWithParse(t *testing.T) {
-	sch, err := schema.Compile(schema.RuleSetV1)
+	sch, err := schema.Compile(schema.RuleSet)
 	if err != nil {
 		t.Fatal(err)
 	}

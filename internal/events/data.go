@@ -26,6 +26,20 @@ type SessionStartedData struct {
 	TaskType     string   `json:"task_type,omitempty"`
 	Ruleset      string   `json:"ruleset,omitempty"`
 	Rules        []string `json:"rules,omitempty"`
+	// Assignment (v1.4) is the arm of the rule set's randomised holdout
+	// the session was assigned to, when the rule set has one.
+	Assignment *Assignment `json:"assignment,omitempty"`
+}
+
+// Assignment is the arm of a randomised holdout (agent.session.started,
+// v1.4): the rule set's version, the arm, the holdout share, and the unit
+// the arm was drawn for (agent/ruleset.Assign draws it).
+type Assignment struct {
+	Ruleset string  `json:"ruleset"`
+	Arm     Arm     `json:"arm"`
+	Holdout float64 `json:"holdout"`
+	Unit    Unit    `json:"unit"`
+	UnitID  string  `json:"unit_id,omitempty"`
 }
 
 // PlanCreatedData is the data of agent.plan.created.

@@ -311,6 +311,8 @@ func TestTypes(t *testing.T) {
 			want = "https://schema.evosignal.dev/v1.2/" + string(typ) + ".json"
 		case ToolCalled, ModelCalled:
 			want = "https://schema.evosignal.dev/v1.3/" + string(typ) + ".json"
+		case SessionStarted:
+			want = "https://schema.evosignal.dev/v1.4/" + string(typ) + ".json"
 		}
 		if got := typ.DataSchema(); got != want {
 			t.Errorf("%s.DataSchema() = %q, want %q", typ, got, want)

@@ -1,5 +1,7 @@
 package events
 
+import "strconv"
+
 // Payload returns the typed data of e: *SessionStartedData for
 // SessionStarted, *PlanCreatedData for PlanCreated, and so on. It checks the
 // data against the schema of e.Type first, so it also works on an Event that
@@ -233,9 +235,30 @@ func (b builder) sessionStarted() *SessionStartedData {
 			d.Ruleset = b.str(v)
 		case "rules":
 			d.Rules = b.strs(v)
+		case "assignment":
+			d.Assignment = b.assignment(v)
 		}
 	})
 	return d
+}
+
+func (b builder) assignment(i int32) *Assignment {
+	a := new(Assignment)
+	b.members(i, func(key []byte, v int32) {
+		switch string(key) {
+		case "ruleset":
+			a.Ruleset = b.str(v)
+		case "arm":
+			a.Arm = Arm(b.str(v))
+		case "holdout":
+			a.Holdout, _ = strconv.ParseFloat(string(b.t.raw(v)), 64)
+		case "unit":
+			a.Unit = Unit(b.str(v))
+		case "unit_id":
+			a.UnitID = b.str(v)
+		}
+	})
+	return a
 }
 
 func (b builder) planCreated() *PlanCreatedData {

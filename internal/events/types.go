@@ -50,6 +50,8 @@ func (t Type) Known() bool {
 // attribute to choose a schema.
 func (t Type) DataSchema() string {
 	switch t {
+	case SessionStarted:
+		return SchemaBaseV1_4 + string(t) + ".json"
 	case SessionEnded:
 		return SchemaBaseV1_2 + string(t) + ".json"
 	case ModelCalled, ToolCalled:
@@ -58,13 +60,14 @@ func (t Type) DataSchema() string {
 	return SchemaBaseV1 + string(t) + ".json"
 }
 
-// SchemaBaseV1 … SchemaBaseV1_3 are the URL prefixes of the v1, v1.1, v1.2
-// and v1.3 JSON Schema $ids (identifiers, never fetched).
+// SchemaBaseV1 … SchemaBaseV1_4 are the URL prefixes of the v1, v1.1, v1.2,
+// v1.3 and v1.4 JSON Schema $ids (identifiers, never fetched).
 const (
 	SchemaBaseV1   = "https://schema.evosignal.dev/v1/"
 	SchemaBaseV1_1 = "https://schema.evosignal.dev/v1.1/"
 	SchemaBaseV1_2 = "https://schema.evosignal.dev/v1.2/"
 	SchemaBaseV1_3 = "https://schema.evosignal.dev/v1.3/"
+	SchemaBaseV1_4 = "https://schema.evosignal.dev/v1.4/"
 )
 
 // lookupType maps a type name to its constant without allocating.
@@ -190,6 +193,28 @@ const (
 // Valid reports whether f is one of the Feedback constants.
 func (f Feedback) Valid() bool { return oneOf(string(f), feedbacks) }
 
+// Arm is the arm of a randomised holdout a session was assigned to
+// (agent.session.started assignment, v1.4).
+type Arm string
+
+// Arm values.
+const (
+	// ArmRules: the session applies the rule set.
+	ArmRules Arm = "rules"
+	// ArmHoldout: the session applies no rule: a randomised control.
+	ArmHoldout Arm = "holdout"
+)
+
+// Unit is what a holdout assigns: a session, or a workspace whose sessions
+// share one arm.
+type Unit string
+
+// Unit values.
+const (
+	UnitSession   Unit = "session"
+	UnitWorkspace Unit = "workspace"
+)
+
 // The enum value lists, in schema order; the validator uses them too.
 var (
 	origins      = []string{string(OriginModel), string(OriginFallback), string(OriginEmpty)}
@@ -199,6 +224,8 @@ var (
 	completions  = []string{string(CompletionSuccess), string(CompletionPartialSuccess), string(CompletionFailure)}
 	outcomes     = []string{string(OutcomeSuccess), string(OutcomePartialSuccess), string(OutcomeFailure), string(OutcomeAborted), string(OutcomeTimeout), string(OutcomeUnknown)}
 	feedbacks    = []string{string(FeedbackPos), string(FeedbackNeg), string(FeedbackNeutral)}
+	arms         = []string{string(ArmRules), string(ArmHoldout)}
+	units        = []string{string(UnitSession), string(UnitWorkspace)}
 )
 
 func oneOf(s string, list []string) bool {

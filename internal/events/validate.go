@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -23,6 +24,7 @@ const (
 	fInts                 // array of integers in [min, 2^53-1]
 	fTasks                // array of Task
 	fObject               // object of spec obj
+	fShare                // number in (0, 0.5] (a holdout share)
 )
 
 // field describes one member of a data object.
@@ -94,6 +96,7 @@ var dataSpecs = map[Type]*objSpec{
 		str("task_type"),
 		str("ruleset"),
 		{name: "rules", kind: fStrings, minLen: 1},
+		object("assignment", &assignmentSpec),
 	}},
 	PlanCreated: {fields: []field{
 		req(field{name: "tasks", kind: fTasks}),
@@ -160,6 +163,15 @@ var dataSpecs = map[Type]*objSpec{
 		req(integer("duration_ms", 0)),
 	}},
 }
+
+// assignmentSpec is agent.session.started's assignment (v1.4).
+var assignmentSpec = objSpec{fields: []field{
+	req(nonEmpty("ruleset")),
+	req(enum("arm", arms)),
+	req(field{name: "holdout", kind: fShare}),
+	req(enum("unit", units)),
+	nonEmpty("unit_id"),
+}}
 
 // usageSpec is agent.session.ended's usage (v1.2).
 var usageSpec = objSpec{fields: []field{
@@ -262,6 +274,8 @@ func (v *validator) field(i int32, f *field) *Error {
 		return v.err("got " + k.String() + ", want one of " + strings.Join(f.enum, ", "))
 	case fObject:
 		return v.object(i, f.obj)
+	case fShare:
+		return v.share(i)
 	}
 	// Arrays.
 	if k != kArray {
@@ -328,6 +342,26 @@ func (v *validator) integer(i int32, min int64, nullable bool) *Error {
 	}
 	if !canonical {
 		v.fixups = append(v.fixups, fixup{node: i, value: n})
+	}
+	return nil
+}
+
+// share checks a number in (0, 0.5], exactly as written (no float
+// rounding: 1e-400 is above 0).
+func (v *validator) share(i int32) *Error {
+	t := v.t
+	if k := t.nodes[i].kind; k != kNumber {
+		return v.err("got " + k.String() + ", want number")
+	}
+	s := t.raw(i)
+	r, ok := new(big.Rat).SetString(string(s))
+	switch {
+	case !ok:
+		return v.err(quote(s) + " is not a number")
+	case r.Sign() <= 0:
+		return v.err(string(s) + " is not greater than the exclusive minimum 0")
+	case r.Cmp(big.NewRat(1, 2)) > 0:
+		return v.err(string(s) + " is greater than the maximum 0.5")
 	}
 	return nil
 }

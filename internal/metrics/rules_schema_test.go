@@ -18,7 +18,7 @@ import (
 // against schema/v1/ruleset.json, and that an agent parses it back.
 func checkRuleSetSchema(tb testing.TB, rs *ruleset.RuleSet) {
 	tb.Helper()
-	sch, err := schema.Compile(schema.RuleSetV1)
+	sch, err := schema.Compile(schema.RuleSet)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func checkRuleSetSchema(tb testing.TB, rs *ruleset.RuleSet) {
 		tb.Fatal(err)
 	}
 	if err := sch.Validate(v); err != nil {
-		tb.Errorf("rule set %s is not valid against %s: %v\n%s", rs.Version, schema.RuleSetV1, err, b)
+		tb.Errorf("rule set %s is not valid against %s: %v\n%s", rs.Version, schema.RuleSet, err, b)
 	}
 	var members map[string]any
 	if err := json.Unmarshal(b, &members); err != nil {

@@ -59,7 +59,7 @@ func TestRulesGolden(t *testing.T) {
 func TestRulesLoadInPlanner(t *testing.T) {
 	swaps := buildEventsDB(t, nil, fixture("rules_swaps.jsonl"))
 	b := []byte(runForOutput(t, append([]string{"rules", "-db", swaps, "-format", "json"}, swapArgs...)...))
-	sch, err := schema.Compile(schema.RuleSetV1)
+	sch, err := schema.Compile(schema.RuleSet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestRulesLoadInPlanner(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := sch.Validate(doc); err != nil {
-		t.Fatalf("analyze rules output is not valid against %s: %v\n%s", schema.RuleSetV1, err, b)
+		t.Fatalf("analyze rules output is not valid against %s: %v\n%s", schema.RuleSet, err, b)
 	}
 	rs, err := ruleset.Parse(b)
 	if err != nil {
