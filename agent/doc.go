@@ -34,6 +34,7 @@ type (
 	TaskCompleted  = events.TaskCompletedData
 	DepthLimit     = events.DepthLimitReachedData
 	SessionEnded   = events.SessionEndedData
+	Assignment     = events.Assignment
 )
 
 // The enumerations of the v1 contract.

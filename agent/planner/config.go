@@ -41,8 +41,15 @@ type Config struct {
 	// TaskToolBudget is the tool calls a task may use before the depth
 	// limit. Zero means DefaultTaskToolBudget.
 	TaskToolBudget int
-	// Rules are the learned rules loaded for the session.
+	// Rules are the learned rules loaded for the session. When the rule
+	// set has a holdout (v1.4), Start assigns the session to an arm
+	// (ruleset.Assign): in the holdout arm no rule applies, and
+	// agent.session.started reports no rule set, only the assignment.
 	Rules ruleset.RuleSet
+	// Workspace, when set, is the unit the holdout assigns instead of the
+	// session: the workspace's id, whose sessions all share one arm (for
+	// an agent that reads one rule set per workspace, as SkillLite does).
+	Workspace string
 	// Clock gives the time for agent.session.ended's duration_ms. Default
 	// time.Now. (The events' own times come from the Session's clock.)
 	Clock func() time.Time

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evosignal/evosignal/agent"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
 )
 
@@ -126,7 +127,10 @@ func New(s *agent.Session, cfg Config) (*Planner, error) {
 // the rule set's version, and the ids of all its rules. All loaded rules are
 // listed, not only those of info.TaskType: tasks carry their own types,
 // known only once planned, and a listed rule is one in force for the
-// session (whether it fired shows in agent.hint.stripped).
+// session (whether it fired shows in agent.hint.stripped). When the rule
+// set has a holdout, it also reports the assignment: the session (or
+// Config.Workspace) is assigned to an arm by ruleset.Assign, and in the
+// holdout arm the session applies no rule and reports no rule set.
 func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -139,7 +143,7 @@ func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 	p.phase = started
 	p.info = info
 	p.start = p.cfg.Clock()
-	err := p.s.Started(ctx, agent.SessionStarted{
+	d := agent.SessionStarted{
 		Goal:         info.Goal,
 		Agent:        info.Agent,
 		AgentVersion: info.AgentVersion,
@@ -148,7 +152,20 @@ func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 		TaskType:     info.TaskType,
 		Ruleset:      p.cfg.Rules.Version,
 		Rules:        p.cfg.Rules.IDs(),
-	})
+	}
+	if rs := p.cfg.Rules; rs.Version != "" && rs.Holdout > 0 {
+		a := &events.Assignment{Ruleset: rs.Version, Holdout: rs.Holdout, Unit: events.UnitSession, UnitID: p.s.ID()}
+		if p.cfg.Workspace != "" {
+			a.Unit, a.UnitID = events.UnitWorkspace, p.cfg.Workspace
+		}
+		a.Arm = events.Arm(ruleset.Assign(rs.Version, a.UnitID, rs.Holdout))
+		if a.Arm == events.ArmHoldout {
+			p.cfg.Rules = ruleset.RuleSet{} // the control applies no rule
+			d.Ruleset, d.Rules = "", nil
+		}
+		d.Assignment = a
+	}
+	err := p.s.Started(ctx, d)
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
