@@ -112,6 +112,7 @@ var tables = []sealedTable{
 	{"model_calls", appended, byEvent("model_calls")},
 	{"tool_call_args", appended, byEvent("tool_call_args")},
 	{"session_usage", appended, byEvent("session_usage")},
+	{"session_assignments", appended, byEvent("session_assignments")},
 	{"events", appended, `SELECT * FROM events WHERE $new`},
 	{sealsTable, marker, ""},
 }

@@ -42,6 +42,7 @@ var typedTables = []struct {
 	{"session_usage", func(a *appenders) **duckdb.Appender { return &a.sessionUsage }},
 	{"model_calls", func(a *appenders) **duckdb.Appender { return &a.modelCalls }},
 	{"tool_call_args", func(a *appenders) **duckdb.Appender { return &a.toolCallArgs }},
+	{"session_assignments", func(a *appenders) **duckdb.Appender { return &a.sessionAssignments }},
 }
 
 // WrittenRows counts the rows a Write stores for accepted events: those of
@@ -74,7 +75,7 @@ type appenders struct {
 
 	sessionStarts, plans, planTasks, replans, replanDropped, hintsStripped,
 	toolCalls, taskCompletions, depthLimits, sessionEnds,
-	sessionUsage, modelCalls, toolCallArgs *duckdb.Appender
+	sessionUsage, modelCalls, toolCallArgs, sessionAssignments *duckdb.Appender
 }
 
 // all returns a pointer to every appender field.
@@ -177,9 +178,14 @@ func (a *appenders) appendTyped(e *events.Event) error {
 		if d.Rules != nil {
 			rules = d.Rules
 		}
-		return a.sessionStarts.AppendRow(session, e.Source, e.ID, e.Seq, at,
+		if err := a.sessionStarts.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			d.Agent, d.AgentVersion, d.Model, d.Goal, d.Tools,
-			member(has, "task_type", d.TaskType), member(has, "ruleset", d.Ruleset), rules)
+			member(has, "task_type", d.TaskType), member(has, "ruleset", d.Ruleset), rules); err != nil || d.Assignment == nil {
+			return err
+		}
+		x := d.Assignment
+		return a.sessionAssignments.AppendRow(session, e.Source, e.ID, e.Seq, at,
+			x.Ruleset, string(x.Arm), x.Holdout, string(x.Unit), nullString(x.UnitID))
 	case *events.PlanCreatedData:
 		if err := a.plans.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			"created", nil, string(d.Origin), member(has, "parse_error", d.ParseError), int64(len(d.Tasks))); err != nil {

@@ -49,6 +49,8 @@ func cornerEvents(tb testing.TB) []*events.Event {
 		{events.SessionStarted, `{"goal":"","agent":"coder","agent_version":"","model":"m","tools":[]}`},
 		{events.SessionStarted, `{"goal":"g \"q\" \\ \n\t é 日本 😀","agent":"coder","agent_version":"1","model":"m","tools":["grep","ünï"],"task_type":"","ruleset":"","rules":[]}`},
 		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":["grep"],"task_type":"search","ruleset":"r7","rules":["r1","r2","r1"]}`},
+		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":["grep"],"ruleset":"r8","rules":["r1"],"assignment":{"ruleset":"r8","arm":"rules","holdout":0.1,"unit":"session","unit_id":"s-1"}}`},
+		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":[],"assignment":{"unit":"workspace","holdout":5e-1,"arm":"holdout","ruleset":"r8"}}`},
 		{events.PlanCreated, `{"tasks":[],"origin":"empty"}`},
 		{events.PlanCreated, `{"tasks":[],"origin":"fallback","parse_error":""}`},
 		{events.PlanCreated, `{"tasks":[{"id":1,"description":"","tool_hint":null,"completed":false},{"id":1,"description":"é\u00e9","tool_hint":"grep","completed":true,"task_type":"edit"}],"origin":"model","parse_error":"bad json ☃"}`},
@@ -143,6 +145,7 @@ func TestGoPathMatchesSQLDerivation(t *testing.T) {
 		`SELECT count(*) FROM dead_letters WHERE reason_code = 'conflicting_duplicate'`: 5,
 		`SELECT count(*) FROM dead_letters WHERE reason_code = 'malformed_json'`:        5,
 		`SELECT count(*) FROM ingest_batches WHERE duplicates > 0`:                      5,
+		`SELECT count(*) FROM session_assignments`:                                      2,
 	} {
 		if got := count(t, s, q); got < min {
 			t.Errorf("%s = %d, want at least %d: the batches lack their duplicates or dead letters", q, got, min)
