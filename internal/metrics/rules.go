@@ -19,6 +19,24 @@ import (
 // records them (ruleset.Thresholds documents each).
 type RulesConfig ruleset.Thresholds
 
+// DefaultHoldout is the share of sessions a learned rule set holds out as
+// a randomised control unless told otherwise (analyze rules -holdout).
+const DefaultHoldout = 0.1
+
+// SetHoldout sets the holdout share of each rule set that has rules (a set
+// without rules changes nothing, so it holds nothing out).
+func SetHoldout(share float64, sets ...*ruleset.RuleSet) {
+	for _, rs := range sets {
+		if rs == nil {
+			continue
+		}
+		rs.Holdout = 0
+		if len(rs.Rules) > 0 {
+			rs.Holdout = share
+		}
+	}
+}
+
 // DefaultRulesConfig returns the documented defaults.
 func DefaultRulesConfig() RulesConfig {
 	return RulesConfig{

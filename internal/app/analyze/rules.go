@@ -27,6 +27,7 @@ const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evi
 // rulesFlags are the flags of analyze rules besides the common ones.
 type rulesFlags struct {
 	cfg       metrics.RulesConfig
+	holdout   float64
 	out       string
 	skillLite bool
 	workspace string
@@ -54,11 +55,16 @@ rules instead (hints it knows, priority 50-79, at most 50 rules), and
 -workspace DIR writes them where SkillLite reads a workspace's rules,
 DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
 the key "global" and each agent's own under its name into the key-value
-bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
+bucket -bucket on -nats (with -agent, only that agent's key).
+Each rule set with rules holds out -holdout of the sessions as a randomised
+control: an agent assigns each session to an arm from the rule set's version
+and the session id, applies no rule in the holdout arm and reports the arm
+(schema/README.md, "Randomised holdouts"); 0 turns the holdout off.`, stderr)
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
 	ruleFlags(fs, &f.cfg, "")
 	c.withTaxonomy(fs)
+	fs.Float64Var(&f.holdout, "holdout", metrics.DefaultHoldout, "share of sessions held out as a randomised control, 0 to 0.5")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
 	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
@@ -82,6 +88,10 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 			return fmt.Errorf("rules per agent: %w", err)
 		}
 	}
+	metrics.SetHoldout(f.holdout, rs)
+	for _, set := range byAgent {
+		metrics.SetHoldout(f.holdout, set)
+	}
 	if err := writeRules(c, f, c.tax, rs, stdout); err != nil {
 		return err
 	}
@@ -104,6 +114,9 @@ bucket -bucket on -nats (with -agent, only that agent's key).`, stderr)
 // -format, a file and SkillLite's rules are written as JSON.
 func (f *rulesFlags) check(c *common, fs *flag.FlagSet) error {
 	var errs []error
+	if !(f.holdout >= 0 && f.holdout <= ruleset.MaxHoldout) {
+		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", f.holdout, ruleset.MaxHoldout))
+	}
 	if len(c.filter.By) > 0 {
 		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
 	}
