@@ -96,7 +96,8 @@ type Planner struct {
 	calls      int64 // tool calls, control calls included
 	failed     int64 // tool calls with ok false
 	iterations int64
-	usage      *agent.Usage // nil until the first ModelCall
+	assignment *events.Assignment // set by Start under a rule set's holdout
+	usage      *agent.Usage       // nil until the first ModelCall
 	stats      map[int64]*taskStats
 }
 
@@ -164,6 +165,7 @@ func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 			d.Ruleset, d.Rules = "", nil
 		}
 		d.Assignment = a
+		p.assignment = a
 	}
 	err := p.s.Started(ctx, d)
 	if err != nil {
@@ -290,6 +292,18 @@ func cloneUsage(u *agent.Usage) *agent.Usage {
 	c.OutputTokens = addTokens(nil, u.OutputTokens)
 	c.CachedInputTokens = addTokens(nil, u.CachedInputTokens)
 	return &c
+}
+
+// Assignment is the holdout arm Start assigned the session to, nil when
+// its rule set has no holdout (or before Start).
+func (p *Planner) Assignment() *events.Assignment {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.assignment == nil {
+		return nil
+	}
+	a := *p.assignment
+	return &a
 }
 
 // Tasks returns a copy of the current plan.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"io"
 	"path/filepath"
 	"time"
@@ -58,6 +59,7 @@ type demoOptions struct {
 	fleetOptions
 	dir, db     string
 	generations int
+	holdout     float64
 	json        bool
 }
 
@@ -65,6 +67,7 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	o := &demoOptions{}
 	fs := newFlagSet("agentsim demo", demoHead(ctx), stderr)
 	fs.IntVar(&o.generations, "generations", 4, "generations to run")
+	fs.Float64Var(&o.holdout, "holdout", metrics.DefaultHoldout, "share of sessions each learned rule set holds out as a randomised control (0 to 0.5)")
 	fs.IntVar(&o.sessions, "sessions", 0, "sessions per generation (default: the scenario's fleet.sessions, 400 in the default scenario)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same curve")
 	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp(ctx))
@@ -79,6 +82,9 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	var errs []error
 	if o.generations < 1 {
 		errs = append(errs, fmt.Errorf("-generations %d: want at least 1", o.generations))
+	}
+	if !(o.holdout >= 0 && o.holdout <= ruleset.MaxHoldout) {
+		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", o.holdout, ruleset.MaxHoldout))
 	}
 	errs = append(errs, o.problems()...)
 	if err := errors.Join(errs...); err != nil {
@@ -106,6 +112,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Dir:         o.dir,
 		DB:          o.db,
 		Rules:       metrics.DefaultRulesConfig(),
+		Holdout:     o.holdout,
 		Progress:    stderr,
 		Log:         log,
 	})

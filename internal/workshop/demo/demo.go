@@ -30,8 +30,11 @@ type Config struct {
 	// empty picks a fresh ./evosignal-demo, ./evosignal-demo-2, …
 	Dir string
 	// DB is the DuckDB file to write; it must not exist.
-	DB       string
-	Rules    metrics.RulesConfig
+	DB    string
+	Rules metrics.RulesConfig
+	// Holdout is the share of sessions each learned rule set holds out as
+	// a randomised control (analyze rules -holdout); 0: none.
+	Holdout  float64
 	Progress io.Writer // progress lines
 	Log      *slog.Logger
 }

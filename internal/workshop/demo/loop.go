@@ -149,6 +149,10 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: learn rules per agent: %w", g, err)
 		}
+		metrics.SetHoldout(cfg.Holdout, global)
+		for _, set := range byAgent {
+			metrics.SetHoldout(cfg.Holdout, set)
+		}
 		gen.LearnedRuleset = global.Version
 		gen.LearnedRules = []string{}
 		for _, r := range global.Rules {

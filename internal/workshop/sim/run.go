@@ -98,6 +98,18 @@ type Summary struct {
 	Stuck        map[string]*StuckTruth        `json:"stuck"`
 	Triggers     map[string]*TriggerTruth      `json:"triggers"`
 	AfterFailure map[string]*AfterFailureTruth `json:"after_failure"`
+	// Arms counts the sessions of each holdout arm ("rules", "holdout";
+	// none without a holdout) with their successes, first-try successes
+	// and sessions that replanned: the truth of the randomised effect.
+	Arms map[string]*ArmTruth `json:"arms,omitempty"`
+}
+
+// ArmTruth is what the sessions of one holdout arm did.
+type ArmTruth struct {
+	Sessions  int64 `json:"sessions"`
+	Successes int64 `json:"successes"`
+	FirstTry  int64 `json:"first_try_successes"`
+	Replanned int64 `json:"replanned"` // with at least one replan
 }
 
 func (s *Summary) add(r sessionResult, ruleset string, byType map[events.Type]int64) {
@@ -130,6 +142,22 @@ func (s *Summary) add(r sessionResult, ruleset string, byType map[events.Type]in
 		}
 	}
 	r.ledger.addTo(s, class, r.outcome == events.OutcomeSuccess)
+	if r.arm != "" {
+		if s.Arms == nil {
+			s.Arms = map[string]*ArmTruth{}
+		}
+		a := get(s.Arms, r.arm)
+		a.Sessions++
+		if r.outcome == events.OutcomeSuccess {
+			a.Successes++
+			if r.replans == 0 {
+				a.FirstTry++
+			}
+		}
+		if r.replans > 0 {
+			a.Replanned++
+		}
+	}
 }
 
 // Run simulates the sessions and sends their events to sink. It returns

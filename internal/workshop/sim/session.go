@@ -34,6 +34,7 @@ type sessionResult struct {
 	realCalls   int64
 	failedCalls int64
 	ledger      *ledger
+	arm         string // the holdout arm, "" without a holdout
 }
 
 // clock is a session's simulated time: it moves only when the session says
@@ -87,6 +88,9 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	}
 	if err := p.Start(ctx, planner.StartInfo{Goal: goal, Agent: spec.agent, AgentVersion: sc.Fleet.AgentVersion, Model: sc.Model.Name}); err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
+	}
+	if a := p.Assignment(); a != nil {
+		res.arm = string(a.Arm)
 	}
 	res.ledger = newLedger(clk.now())
 	if err := m.call(ctx, p, clk, res.ledger); err != nil {
