@@ -49,7 +49,8 @@ type RandomisedRow struct {
 	// order.
 	Metrics []RandomisedMetric `json:"metrics"`
 	// Verdict is the verdict on the configured metric (EffectConfig.Metric):
-	// better, worse, undecided (the interval holds 0), or withheld.
+	// helpful or harmful (the interval entirely on the good or the bad
+	// side), undecided (it holds 0, or there is none yet), or withheld.
 	Verdict string `json:"verdict"`
 }
 
@@ -204,7 +205,7 @@ func Randomised(ctx context.Context, src Source, f Filter, metric string) ([]Ran
 
 // randomisedVerdict is the verdict on metric: withheld when the
 // assignment does not check out, undecided while the interval holds 0 (or
-// there is none), else better or worse.
+// there is none), else helpful or harmful.
 func randomisedVerdict(x RandomisedRow, metric string) string {
 	if !x.AssignmentOK {
 		return "withheld"
@@ -214,14 +215,14 @@ func randomisedVerdict(x RandomisedRow, metric string) string {
 			continue
 		}
 		if m.CI == nil || (m.CI.Lo <= 0 && m.CI.Hi >= 0) {
-			return "undecided"
+			return EffectUndecided
 		}
 		if (m.CI.Lo > 0) != m.LowerIsBetter {
-			return "better"
+			return EffectHelpful
 		}
-		return "worse"
+		return EffectHarmful
 	}
-	return "undecided"
+	return EffectUndecided
 }
 
 func orNaN(p *float64) float64 {

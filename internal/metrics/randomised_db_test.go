@@ -79,8 +79,8 @@ func TestRandomisedEffect(t *testing.T) {
 			t.Errorf("%s: effect %v interval %+v", m.Metric, m.Effect, m.CI)
 		}
 	}
-	if r.Verdict != "better" {
-		t.Errorf("verdict %s on first-try success (%+v), want better: the learned rules help", r.Verdict, r.Metrics[1])
+	if r.Verdict != EffectHelpful {
+		t.Errorf("verdict %s on first-try success (%+v), want helpful: the learned rules help", r.Verdict, r.Metrics[1])
 	}
 }
 
