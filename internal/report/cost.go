@@ -232,3 +232,24 @@ func rulesetName(v *string) string {
 	}
 	return *v
 }
+
+// randomisedOf is the randomised row's metric named (EffectConfig.Metric).
+func randomisedOf(x metrics.RandomisedRow, metric string) metrics.RandomisedMetric {
+	for _, m := range x.Metrics {
+		if m.Metric == metric {
+			return m
+		}
+	}
+	return metrics.RandomisedMetric{Metric: metric}
+}
+
+// assignmentText says whether a randomised effect's assignment checks out.
+func assignmentText(x metrics.RandomisedRow) string {
+	if x.AssignmentOK {
+		if x.SRMPValue != nil {
+			return fmt.Sprintf("checks out (p = %.2g)", *x.SRMPValue)
+		}
+		return "checks out"
+	}
+	return "broken: " + x.Problem
+}

@@ -59,6 +59,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"rulesetName":  rulesetName,
 	"byOutcome":    byOutcome,
 	"list":         func(xs ...string) []string { return xs },
+	"randomised":   randomisedOf,
+	"assignment":   assignmentText,
 	"len64":        func(n int64) int { return int(n) },
 	"mul100":       func(v float64) float64 { return 100 * v },
 }).Parse(pageTemplate))

@@ -129,6 +129,9 @@ type Report struct {
 	Mappings    []metrics.MappingRow `json:"mappings"`
 	Rules       Rules                `json:"rules"`
 	Effects     []metrics.EffectRow  `json:"effects"`
+	// RandomisedEffects are the rule sets' randomised effects (rules arm
+	// against holdout arm), over the same sessions as Effects.
+	RandomisedEffects []metrics.RandomisedRow `json:"randomised_effects"`
 	Cost        Cost                 `json:"cost"`
 	Stuck       Stuck                `json:"stuck"`
 	Inferred    Inferred             `json:"inferred"` // an estimate, apart from the replans above
@@ -247,6 +250,9 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		return nil, fmt.Errorf("effect: %w", err)
 	}
 	r.Effects = effects.Rows
+	if r.RandomisedEffects, err = metrics.Randomised(ctx, src, cfg.filter(r.Settings.EffectSince, cfg.Until), cfg.Effect.Metric); err != nil {
+		return nil, fmt.Errorf("randomised effect: %w", err)
+	}
 	if r.Rules, err = ruleChanges(ctx, src, cfg, effects.Rows, generatedAt); err != nil {
 		return nil, err
 	}
