@@ -19,6 +19,7 @@ type Session struct {
 	source string
 	id     string
 	now    func() time.Time
+	ids    func(seq int64) string // nil: a fresh UUIDv7 per event
 
 	mu  sync.Mutex
 	seq int64
@@ -31,6 +32,14 @@ func NewSession(sink Sink, source, id string) *Session {
 		id = uuid.Must(uuid.NewV7()).String()
 	}
 	return &Session{sink: sink, source: source, id: id, now: time.Now}
+}
+
+// WithEventIDs makes the session name its events with id(seq) instead of a
+// fresh UUIDv7 each (simulations whose runs must be the same events, ids
+// included). The ids must be unique within the source. It returns s.
+func (s *Session) WithEventIDs(id func(seq int64) string) *Session {
+	s.ids = id
+	return s
 }
 
 // WithClock makes the session stamp events with now instead of the wall
@@ -62,6 +71,9 @@ func (s *Session) Emit(ctx context.Context, typ events.Type, data any) error {
 	e, err := events.New(s.source, s.id, seq, typ, s.now(), data)
 	if err != nil {
 		return fmt.Errorf("session %s: build %s #%d: %w", s.id, typ, seq, err)
+	}
+	if s.ids != nil {
+		e.ID = s.ids(seq)
 	}
 	return s.sink.Send(ctx, e)
 }

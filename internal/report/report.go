@@ -123,19 +123,19 @@ type Report struct {
 	Settings    Settings  `json:"settings"`
 	Classifier  string    `json:"classifier"` // the taxonomy, name@version+hash
 
-	Headline    Headline             `json:"headline"`
-	Trend       []metrics.TrendRow   `json:"trend"`
-	WorstHints  []metrics.HintRow    `json:"worst_hints"`
-	Mappings    []metrics.MappingRow `json:"mappings"`
-	Rules       Rules                `json:"rules"`
-	Effects     []metrics.EffectRow  `json:"effects"`
+	Headline   Headline             `json:"headline"`
+	Trend      []metrics.TrendRow   `json:"trend"`
+	WorstHints []metrics.HintRow    `json:"worst_hints"`
+	Mappings   []metrics.MappingRow `json:"mappings"`
+	Rules      Rules                `json:"rules"`
+	Effects    []metrics.EffectRow  `json:"effects"`
 	// RandomisedEffects are the rule sets' randomised effects (rules arm
 	// against holdout arm), over the same sessions as Effects.
 	RandomisedEffects []metrics.RandomisedRow `json:"randomised_effects"`
-	Cost        Cost                 `json:"cost"`
-	Stuck       Stuck                `json:"stuck"`
-	Inferred    Inferred             `json:"inferred"` // an estimate, apart from the replans above
-	DataQuality DataQuality          `json:"data_quality"`
+	Cost              Cost                    `json:"cost"`
+	Stuck             Stuck                   `json:"stuck"`
+	Inferred          Inferred                `json:"inferred"` // an estimate, apart from the replans above
+	DataQuality       DataQuality             `json:"data_quality"`
 }
 
 // Window is the current window and the previous one of the same length.

@@ -127,8 +127,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		paths = stderr
-	} else if err := demo.WriteCurve(stdout, res.Curve); err != nil {
-		return err
+	} else {
+		if err := demo.WriteCurve(stdout, res.Curve); err != nil {
+			return err
+		}
+		if err := demo.WriteEffects(stdout, res.Effects); err != nil {
+			return err
+		}
 	}
 	absDB, _ := filepath.Abs(res.DB)
 	absStore, _ := filepath.Abs(res.StoreDir)

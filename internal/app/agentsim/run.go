@@ -40,8 +40,8 @@ instead of an LLM. A scenario file (JSON) sets the task types, the tools and
 their success probability per task type, how often the model hints the wrong
 tool or one that does not exist, how likely it is to replan after failures,
 and how many agents, sessions and concurrent sessions run. Runs are seeded and
-reproducible: the same seed gives the same events (ids aside), times
-included (a simulated clock). docs/agentsim.md documents it all.
+reproducible: the same seed gives the same events, ids and times included
+(seeded ids, a simulated clock). docs/agentsim.md documents it all.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/evosignal/evosignal/internal/metrics"
 )
 
 // WriteCurve prints the curve as a table, then the change from the first
@@ -54,4 +56,47 @@ func Deref(r *float64) float64 {
 		return 0
 	}
 	return *r
+}
+
+// WriteEffects prints each rule set's effect on first-try success over the
+// run: randomised (its rules arm against its holdout arm, always-valid
+// interval) and observational (sessions that loaded it against comparable
+// ones that did not).
+func WriteEffects(w io.Writer, effects []Effect) error {
+	if len(effects) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rule set\tsessions rules / holdout\trandomised effect on first-try success\tverdict\tobservational effect")
+	for _, e := range effects {
+		r := e.Randomised
+		rnd := "withheld: " + e.Assignment
+		if e.Assignment == "ok" {
+			rnd = fmt.Sprintf("%s → %s: %s %s", Pct(r.Holdout), Pct(r.Rules), pts(r.Effect), ptsCI(r.CI))
+		}
+		obs := "-"
+		if o := e.Observational; o != nil {
+			obs = fmt.Sprintf("%s → %s: %s %s", Pct(o.ControlRate), Pct(o.TreatedRate), pts(o.Difference), ptsCI(o.DifferenceCI))
+		}
+		fmt.Fprintf(tw, "%s\t%d / %d\t%s\t%s\t%s\n", e.Ruleset, r.SessionsRules, r.SessionsHoldout, rnd, e.Verdict, obs)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return nil
+}
+
+func pts(d *float64) string {
+	if d == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f pts", 100**d)
+}
+
+func ptsCI(ci *metrics.Interval) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf("[%+.1f, %+.1f]", 100*ci.Lo, 100*ci.Hi)
 }

@@ -46,6 +46,19 @@ type Result struct {
 	StoreDir string // the JetStream store
 	DB       string
 	Report   string // the report's HTML page
+	// Effects are the rule sets' effects on first-try success over the
+	// whole run, randomised (rules arm against holdout arm) and
+	// observational, as the report has them.
+	Effects []Effect
+}
+
+// Effect is one rule set's effect on first-try success, both ways.
+type Effect struct {
+	Ruleset       string                   `json:"ruleset"`
+	Randomised    metrics.RandomisedMetric `json:"randomised"`
+	Verdict       string                   `json:"randomised_verdict"`
+	Assignment    string                   `json:"assignment"` // ok, or the problem
+	Observational *metrics.EffectMetric    `json:"observational"`
 }
 
 // Run resolves the paths (Paths), runs the loop and writes the report of
@@ -60,8 +73,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if res.Curve, err = runLoop(ctx, cfg, storeDir, db); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if res.Report, err = writeReport(ctx, db, filepath.Join(dir, "report"), res.Curve, cfg.Rules); err != nil {
+	rep, page, err := writeReport(ctx, db, filepath.Join(dir, "report"), res.Curve, cfg.Rules)
+	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
+	}
+	res.Report = page
+	for _, x := range rep.RandomisedEffects {
+		e := Effect{Ruleset: x.Ruleset, Verdict: x.Verdict, Assignment: "ok"}
+		if !x.AssignmentOK {
+			e.Assignment = x.Problem
+		}
+		for _, m := range x.Metrics {
+			if m.Metric == metrics.EffectOnFirstTry {
+				e.Randomised = m
+			}
+		}
+		for _, o := range rep.Effects {
+			if o.Kind == "ruleset" && o.ID == x.Ruleset {
+				e.Observational = &o.FirstTrySuccess
+			}
+		}
+		res.Effects = append(res.Effects, e)
 	}
 	return res, nil
 }

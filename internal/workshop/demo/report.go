@@ -18,13 +18,13 @@ import (
 // judged on first-try success (what the rules improve; nearly every session
 // succeeds in the end).
 // It returns the path of the HTML page.
-func writeReport(ctx context.Context, dbPath, dir string, curve []Generation, rules metrics.RulesConfig) (string, error) {
+func writeReport(ctx context.Context, dbPath, dir string, curve []Generation, rules metrics.RulesConfig) (*report.Report, string, error) {
 	if len(curve) == 0 {
-		return "", errors.New("report: no generation")
+		return nil, "", errors.New("report: no generation")
 	}
 	db, err := store.OpenReadOnly(ctx, dbPath)
 	if err != nil {
-		return "", fmt.Errorf("report: %w", err)
+		return nil, "", fmt.Errorf("report: %w", err)
 	}
 	defer db.Close()
 	last := curve[len(curve)-1]
@@ -36,10 +36,10 @@ func writeReport(ctx context.Context, dbPath, dir string, curve []Generation, ru
 	cfg.Effect.Metric = metrics.EffectOnFirstTry
 	r, err := report.Build(ctx, metrics.DB{DB: db}, cfg, time.Now())
 	if err != nil {
-		return "", fmt.Errorf("report: %w", err)
+		return nil, "", fmt.Errorf("report: %w", err)
 	}
 	if err := report.WriteDir(dir, r); err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return filepath.Join(dir, report.HTMLFile), nil
+	return r, filepath.Join(dir, report.HTMLFile), nil
 }

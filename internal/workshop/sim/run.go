@@ -197,11 +197,13 @@ func Run(ctx context.Context, cfg Config, sink agent.Sink) (Summary, error) {
 		if cfg.Rules != nil {
 			rules = cfg.Rules(name)
 		}
+		start := start.Add(time.Duration(n) * time.Duration(sc.Fleet.SessionInterval))
 		spec := sessionSpec{
 			n:      n,
+			id:     sessionID(cfg.Seed, n, start),
 			agent:  name,
 			source: fmt.Sprintf("%s/sim/worker-%d", name, inst+1),
-			start:  start.Add(time.Duration(n) * time.Duration(sc.Fleet.SessionInterval)),
+			start:  start,
 			rules:  rules,
 			rng:    rand.New(rand.NewPCG(mix(cfg.Seed), mix(cfg.Seed^mix(uint64(n)+1)))),
 			cost:   rand.New(rand.NewPCG(mix(cfg.Seed^0xc057), mix(cfg.Seed^mix(uint64(n)+1)^0xc057))),
@@ -261,6 +263,17 @@ feed:
 
 // mix is SplitMix64's finaliser: it spreads seeds and session numbers over
 // the random sources' state.
+// sessionID is session n's id: a UUIDv7 whose time is the session's start
+// and whose other bits come from the seed and n, so that the same seed
+// gives the same ids (and the same holdout arms), and another seed or start
+// other ones.
+func sessionID(seed uint64, n int, start time.Time) string {
+	hi := mix(seed ^ mix(uint64(n)+0x5e55))
+	lo := mix(hi ^ uint64(start.UnixNano()))
+	ms := uint64(start.UnixMilli()) & (1<<48 - 1)
+	return fmt.Sprintf("%08x-%04x-7%03x-%04x-%012x", ms>>16, ms&0xffff, hi&0xfff, 0x8000|lo>>48&0x3fff, lo&(1<<48-1))
+}
+
 func mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9

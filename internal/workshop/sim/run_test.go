@@ -14,6 +14,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/evosignal/evosignal/agent"
 	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/events"
@@ -359,5 +361,20 @@ func TestUnlabeledUniqueDescriptions(t *testing.T) {
 	}
 	if plans < 40 || len(owner) < 80 {
 		t.Fatalf("%d plans, %d descriptions: too few to tell", plans, len(owner))
+	}
+}
+
+func TestSessionID(t *testing.T) {
+	at := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	id := sessionID(1, 7, at)
+	u, err := uuid.Parse(id)
+	if err != nil || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+		t.Fatalf("sessionID = %q (%v): want a UUIDv7", id, err)
+	}
+	if sec, nsec := u.Time().UnixTime(); time.Unix(sec, nsec).UnixMilli() != at.UnixMilli() {
+		t.Errorf("sessionID time %v, want %v", time.Unix(sec, nsec), at)
+	}
+	if sessionID(1, 7, at) != id || sessionID(2, 7, at) == id || sessionID(1, 8, at) == id || sessionID(1, 7, at.Add(time.Hour)) == id {
+		t.Error("sessionID is not a function of seed, n and start alone")
 	}
 }

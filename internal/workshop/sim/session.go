@@ -16,7 +16,8 @@ import (
 
 // sessionSpec is one session to simulate.
 type sessionSpec struct {
-	n      int // index in the run, from 0
+	n      int    // index in the run, from 0
+	id     string // the session id: seeded (sessionID), so a run's arms are too
 	agent  string
 	source string
 	start  time.Time
@@ -63,7 +64,8 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	sc := w.sc
 	m := &model{w: w, rng: spec.rng, cost: spec.cost, kinds: map[string]string{}}
 	clk := &clock{t: spec.start}
-	s := agent.NewSession(sink, spec.source, "").WithClock(clk.now)
+	s := agent.NewSession(sink, spec.source, spec.id).WithClock(clk.now).
+		WithEventIDs(func(seq int64) string { return fmt.Sprintf("%s-%d", spec.id, seq) })
 	p, err := planner.New(s, planner.Config{Tools: w.toolNames, Rules: spec.rules, Clock: clk.now, TaskToolBudget: sc.Model.TaskToolBudget})
 	if err != nil {
 		return res, fmt.Errorf("session %d: %w", spec.n, err)
