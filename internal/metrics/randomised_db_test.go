@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -129,3 +130,99 @@ func TestRandomisedSampleRatioMismatch(t *testing.T) {
 	}
 	t.Log(r.Problem)
 }
+
+// TestRandomisedBeatsObservational: two rule sets roll out one after the
+// other (a generation without rules, then one under the first set, then
+// one under the second, which is better), each holding out 20%. The
+// observational effect of the first set compares its sessions with every
+// session without it, the second set's among them, and is biased; the
+// randomised one compares its own arms. The truth is the same sessions
+// simulated once all with the first set and once all without rules.
+func TestRandomisedBeatsObservational(t *testing.T) {
+	ctx := t.Context()
+	d := testdb.New(t, testdb.Options{})
+	src := DB{DB: d.Store().DB()}
+	sc := sim.Default()
+	const n = 400
+	cfg := func(seed uint64, day int, rules func(string) ruleset.RuleSet) sim.Config {
+		return sim.Config{Scenario: sc, Seed: seed, Sessions: n, Concurrency: 2, Ordered: true, Start: sim.DefaultStart.AddDate(0, 0, day), Rules: rules}
+	}
+	load := func(name string, c sim.Config) {
+		d.Load(t, testdb.Generate(t, name, func(ctx context.Context, sink agent.Sink) error {
+			_, err := sim.Run(ctx, c, sink)
+			return err
+		}))
+	}
+	// The first set fixes two task types, the second all of them (the
+	// scenario's ground truth: avoid its wrong hints, prefer its best tool).
+	truthRules := func(types int, version string) *ruleset.RuleSet {
+		var rules []ruleset.Rule
+		for i, tt := range sc.Truth().Types {
+			if i >= types {
+				break
+			}
+			for _, tool := range tt.Avoid {
+				rules = append(rules, ruleset.Rule{ID: "avoid:" + tt.TaskType + ":" + tool, Kind: ruleset.KindAvoid, TaskType: tt.TaskType, ToolHint: tool, Instead: tt.BestTool})
+			}
+			rules = append(rules, ruleset.Rule{ID: "prefer:" + tt.TaskType, Kind: ruleset.KindPrefer, TaskType: tt.TaskType, ToolHint: tt.BestTool})
+		}
+		return &ruleset.RuleSet{Version: version, Holdout: 0.2, Rules: rules}
+	}
+	load("no rules", cfg(1, 0, nil))
+	first := truthRules(2, "rs-first")
+	load("first set", cfg(2, 1, func(string) ruleset.RuleSet { return *first }))
+	second := truthRules(len(sc.Truth().Types), "rs-second")
+	load("second set", cfg(3, 2, func(string) ruleset.RuleSet { return *second }))
+
+	// The truth: generation 2's sessions all with the first set, and all
+	// without rules.
+	rate := func(rules func(string) ruleset.RuleSet) float64 {
+		sum, err := sim.Run(ctx, cfg(2, 1, rules), discard{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(sum.FirstTry) / float64(sum.Sessions)
+	}
+	noHoldout := *first
+	noHoldout.Holdout = 0
+	truth := rate(func(string) ruleset.RuleSet { return noHoldout }) - rate(nil)
+
+	rows, err := Randomised(ctx, src, Filter{}, EffectOnFirstTry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rnd *RandomisedMetric
+	for _, r := range rows {
+		if r.Ruleset == first.Version {
+			rnd = &r.Metrics[1]
+		}
+	}
+	obsRes, err := Effect(ctx, src, Filter{}, EffectConfig{MinSessions: 200, NilMargin: 0.02, Metric: EffectOnFirstTry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obs *EffectMetric
+	for _, r := range obsRes.Rows {
+		if r.Kind == "ruleset" && r.ID == first.Version {
+			obs = &r.FirstTrySuccess
+		}
+	}
+	if rnd == nil || rnd.Effect == nil || obs == nil || obs.Difference == nil {
+		t.Fatalf("randomised %+v, observational %+v: want both", rnd, obs)
+	}
+	t.Logf("truth %+.3f, randomised %+.3f %+v, observational %+.3f %+v", truth, *rnd.Effect, *rnd.CI, *obs.Difference, *obs.DifferenceCI)
+	if rnd.CI.Lo > truth || rnd.CI.Hi < truth {
+		t.Errorf("the randomised interval %+v misses the truth %+.3f", *rnd.CI, truth)
+	}
+	if obs.DifferenceCI.Lo <= truth && obs.DifferenceCI.Hi >= truth {
+		t.Errorf("the observational interval %+v holds the truth %+.3f: the rollout did not bias it", *obs.DifferenceCI, truth)
+	}
+	if math.Abs(*obs.Difference-truth) < 2*math.Abs(*rnd.Effect-truth) {
+		t.Errorf("observational %+.3f is not further from the truth %+.3f than randomised %+.3f", *obs.Difference, truth, *rnd.Effect)
+	}
+}
+
+// discard is a sink that drops every event.
+type discard struct{}
+
+func (discard) Send(context.Context, *events.Event) error { return nil }
