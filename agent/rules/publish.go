@@ -121,3 +121,29 @@ func sameRuleSet(a, b []byte) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// History returns the rule sets key has held in kv, newest first, as far
+// as the bucket keeps them (its history setting); deletions and values
+// that are not rule sets are left out. A key never written has none.
+func History(ctx context.Context, kv jetstream.KeyValue, key string) ([]ruleset.RuleSet, error) {
+	entries, err := kv.History(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history of %s/%s: %w", kv.Bucket(), key, err)
+	}
+	var out []ruleset.RuleSet
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Operation() != jetstream.KeyValuePut {
+			continue
+		}
+		rs, err := ruleset.Parse(e.Value())
+		if err != nil {
+			continue
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}

@@ -87,7 +87,26 @@ type RuleSet struct {
 	// the holdout arm with this probability, where no rule applies. 0
 	// (absent): no holdout, every session applies the rules.
 	Holdout float64 `json:"holdout,omitempty"`
-	Rules   []Rule  `json:"rules"`
+	// RolledBack (v1.4) is set on a rule set published in place of one
+	// whose randomised effect was harmful: what was rolled back, and the
+	// evidence. The rules are those of the last good set (or none).
+	RolledBack *Rollback `json:"rolled_back,omitempty"`
+	Rules      []Rule    `json:"rules"`
+}
+
+// Rollback records a harmful rule set replaced by the last good one: its
+// version, the metric its randomised effect was harmful on, the effect
+// (rules minus holdout) with its always-valid 95% interval, each arm's
+// sessions, and when.
+type Rollback struct {
+	Version         string    `json:"version"`
+	Metric          string    `json:"metric"`
+	Effect          float64   `json:"effect"`
+	Lo              float64   `json:"lo"`
+	Hi              float64   `json:"hi"`
+	SessionsRules   int64     `json:"sessions_rules"`
+	SessionsHoldout int64     `json:"sessions_holdout"`
+	At              time.Time `json:"at"`
 }
 
 // Window is the time window a rule set was learned from: sessions started

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/queries"
 )
 
@@ -230,4 +233,42 @@ func orNaN(p *float64) float64 {
 		return math.NaN()
 	}
 	return *p
+}
+
+// Guard decides what to publish in place of the rule set in force (version
+// inForce) given the randomised effects rows and the key's history (newest
+// first, as agent/rules.History gives it). When inForce's randomised
+// verdict on metric is harmful, it returns the newest set of the history
+// that is neither inForce nor judged harmful itself, with RolledBack
+// recording the evidence (an empty set when there is none), and true;
+// otherwise nil and false: publish what was learned. at stamps the
+// rollback.
+func Guard(rows []RandomisedRow, inForce string, history []ruleset.RuleSet, metric string, at time.Time) (*ruleset.RuleSet, bool) {
+	harmful := map[string]RandomisedRow{}
+	for _, r := range rows {
+		if r.Verdict == EffectHarmful {
+			harmful[r.Ruleset] = r
+		}
+	}
+	bad, ok := harmful[inForce]
+	if inForce == "" || !ok {
+		return nil, false
+	}
+	rb := &ruleset.Rollback{Version: inForce, Metric: metric, SessionsRules: bad.SessionsRules, SessionsHoldout: bad.SessionsHoldout, At: at.UTC()}
+	for _, m := range bad.Metrics {
+		if m.Metric == metric && m.Effect != nil && m.CI != nil {
+			rb.Effect, rb.Lo, rb.Hi = *m.Effect, m.CI.Lo, m.CI.Hi
+		}
+	}
+	for _, h := range history {
+		if _, isBad := harmful[h.Version]; isBad || h.Version == inForce || len(h.Rules) == 0 {
+			continue
+		}
+		good := h
+		good.Rules = slices.Clone(h.Rules)
+		good.RolledBack = rb
+		good.GeneratedAt = at.UTC()
+		return &good, true
+	}
+	return &ruleset.RuleSet{GeneratedAt: at.UTC(), RolledBack: rb, Rules: []ruleset.Rule{}}, true
 }

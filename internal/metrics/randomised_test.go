@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/agent/ruleset"
 )
 
 // sequentialRun assigns units one by one (holdout share h) with outcome
@@ -124,5 +127,34 @@ func TestConfidenceSequenceShrinks(t *testing.T) {
 	}
 	if p := srm(150, 1000, 0.1); p == nil || *p > 1e-6 {
 		t.Errorf("srm(150 of 1000, 0.1) = %v, want tiny", p)
+	}
+}
+
+// TestGuard: a set in force judged harmful is replaced by the newest set of
+// the history that is neither it nor harmful, with the evidence recorded;
+// with none, by an empty set; a set not judged harmful stays.
+func TestGuard(t *testing.T) {
+	at := time.Date(2026, 1, 9, 0, 0, 0, 0, time.UTC)
+	eff, ci := -0.2, &Interval{Lo: -0.3, Hi: -0.1}
+	rows := []RandomisedRow{
+		{Ruleset: "rs-bad", Verdict: EffectHarmful, SessionsRules: 800, SessionsHoldout: 200,
+			Metrics: []RandomisedMetric{{Metric: EffectOnFirstTry, Effect: &eff, CI: ci}}},
+		{Ruleset: "rs-worse", Verdict: EffectHarmful},
+		{Ruleset: "rs-good", Verdict: EffectHelpful},
+	}
+	rule := []ruleset.Rule{{ID: "prefer:docs:read_file", Kind: ruleset.KindPrefer, TaskType: "docs", ToolHint: "read_file"}}
+	hist := []ruleset.RuleSet{{Version: "rs-bad", Rules: rule}, {Version: "rs-worse", Rules: rule}, {Version: "rs-good", Holdout: 0.1, Rules: rule}, {Version: "rs-older", Rules: rule}}
+	got, ok := Guard(rows, "rs-bad", hist, EffectOnFirstTry, at)
+	if !ok || got.Version != "rs-good" || got.Holdout != 0.1 || len(got.Rules) != 1 || got.RolledBack == nil {
+		t.Fatalf("Guard = %+v, %v: want rs-good with the rollback recorded", got, ok)
+	}
+	if rb := *got.RolledBack; rb.Version != "rs-bad" || rb.Effect != eff || rb.Lo != ci.Lo || rb.Hi != ci.Hi || rb.SessionsRules != 800 || rb.SessionsHoldout != 200 || !rb.At.Equal(at) {
+		t.Errorf("rollback record %+v", rb)
+	}
+	if got, ok := Guard(rows, "rs-good", hist, EffectOnFirstTry, at); ok || got != nil {
+		t.Errorf("Guard of a helpful set = %+v, %v: want no rollback", got, ok)
+	}
+	if got, ok := Guard(rows, "rs-bad", hist[:2], EffectOnFirstTry, at); !ok || got.Version != "" || len(got.Rules) != 0 || got.RolledBack == nil {
+		t.Errorf("Guard with no good set = %+v, %v: want an empty set with the rollback", got, ok)
 	}
 }

@@ -385,6 +385,10 @@ func ruleInstruction(r ruleset.Rule) string {
 }
 
 // ruleSetVersion hashes the rules as a planner sees them.
+// RuleSetVersion is the version of a rule set with these rules, as the
+// analyzer names every set it learns (ruleset.RuleSet.Version).
+func RuleSetVersion(rules []ruleset.Rule) string { return ruleSetVersion(rules) }
+
 func ruleSetVersion(rules []ruleset.Rule) string {
 	type seen struct {
 		ID, Kind, TaskType, ToolHint, Instead, Instruction string

@@ -60,6 +60,7 @@ type demoOptions struct {
 	dir, db     string
 	generations int
 	holdout     float64
+	plant       int
 	json        bool
 }
 
@@ -68,6 +69,7 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	fs := newFlagSet("agentsim demo", demoHead(ctx), stderr)
 	fs.IntVar(&o.generations, "generations", 4, "generations to run")
 	fs.Float64Var(&o.holdout, "holdout", metrics.DefaultHoldout, "share of sessions each learned rule set holds out as a randomised control (0 to 0.5)")
+	fs.IntVar(&o.plant, "plant-harmful", 0, "the `generation` (2 or later) that runs with harmful rules planted among the learned ones, for the guard to catch by their randomised effect and roll back (0: none)")
 	fs.IntVar(&o.sessions, "sessions", 0, "sessions per generation (default: the scenario's fleet.sessions, 400 in the default scenario)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same curve")
 	fs.StringVar(&o.scenario, "scenario", "", scenarioHelp(ctx))
@@ -82,6 +84,12 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	var errs []error
 	if o.generations < 1 {
 		errs = append(errs, fmt.Errorf("-generations %d: want at least 1", o.generations))
+	}
+	if o.plant == 1 || o.plant < 0 || o.plant > o.generations {
+		errs = append(errs, fmt.Errorf("-plant-harmful %d: want a generation from 2 to %d, or 0", o.plant, o.generations))
+	}
+	if o.plant > 0 && o.holdout == 0 {
+		errs = append(errs, errors.New("-plant-harmful needs a holdout (-holdout > 0): the guard judges a rule set by its randomised effect"))
 	}
 	if !(o.holdout >= 0 && o.holdout <= ruleset.MaxHoldout) {
 		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", o.holdout, ruleset.MaxHoldout))
@@ -104,17 +112,18 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	t0 := time.Now()
 	res, err := demo.Run(ctx, demo.Config{
-		Scenario:    sc,
-		Generations: o.generations,
-		Sessions:    o.sessions,
-		Concurrency: o.concurrency,
-		Seed:        o.seed,
-		Dir:         o.dir,
-		DB:          o.db,
-		Rules:       metrics.DefaultRulesConfig(),
-		Holdout:     o.holdout,
-		Progress:    stderr,
-		Log:         log,
+		Scenario:     sc,
+		Generations:  o.generations,
+		Sessions:     o.sessions,
+		Concurrency:  o.concurrency,
+		Seed:         o.seed,
+		Dir:          o.dir,
+		DB:           o.db,
+		Rules:        metrics.DefaultRulesConfig(),
+		Holdout:      o.holdout,
+		PlantHarmful: o.plant,
+		Progress:     stderr,
+		Log:          log,
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,14 @@ func WriteCurve(w io.Writer, curve []Generation) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, g := range curve {
+		if g.Planted != "" {
+			fmt.Fprintf(w, "after generation %d: harmful rules planted among the learned ones: %s\n", g.Generation, g.Planted)
+		}
+		if g.RolledBack != "" {
+			fmt.Fprintf(w, "after generation %d: %s's randomised effect was harmful: rolled back to the last good set, %s\n", g.Generation, g.RolledBack, g.LearnedRuleset)
+		}
+	}
 	if len(curve) > 1 {
 		a, b := curve[0], curve[len(curve)-1]
 		fmt.Fprintf(w, "\nfirst-try success %s → %s, avg replans %.2f → %.2f, tool failure rate %s → %s\n",

@@ -34,9 +34,14 @@ type Config struct {
 	Rules metrics.RulesConfig
 	// Holdout is the share of sessions each learned rule set holds out as
 	// a randomised control (analyze rules -holdout); 0: none.
-	Holdout  float64
-	Progress io.Writer // progress lines
-	Log      *slog.Logger
+	Holdout float64
+	// PlantHarmful, when > 1, is the generation that runs with harmful
+	// rules planted among the learned ones (an avoid rule against each
+	// task type's best tool); the guard (metrics.Guard) should catch them
+	// by their randomised effect and roll the set back after it.
+	PlantHarmful int
+	Progress     io.Writer // progress lines
+	Log          *slog.Logger
 }
 
 // Result is what a run made: the curve and where it wrote.

@@ -55,6 +55,12 @@ type Generation struct {
 	// Since and Until bound the generation's sessions in simulated time.
 	Since time.Time `json:"since"`
 	Until time.Time `json:"until"`
+	// Planted is the version published after this generation with harmful
+	// rules planted among the learned ones (Config.PlantHarmful);
+	// RolledBack the version whose harmful randomised effect made the
+	// guard publish the last good set instead of the learned one.
+	Planted    string `json:"planted,omitempty"`
+	RolledBack string `json:"rolled_back,omitempty"`
 }
 
 // runLoop runs the generations: simulate (the agents load the rules the
@@ -153,6 +159,42 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 		for _, set := range byAgent {
 			metrics.SetHoldout(cfg.Holdout, set)
 		}
+		if g+1 == cfg.PlantHarmful {
+			global = plantHarmful(global, cfg.Scenario)
+			for k, set := range byAgent {
+				byAgent[k] = plantHarmful(set, cfg.Scenario)
+			}
+			gen.Planted = global.Version
+			say("generation %d/%d: planted harmful rules: the next generation runs %s", g, cfg.Generations, global.Version)
+		} else if g < cfg.Generations {
+			// The guard: a set in force whose randomised effect is harmful
+			// is replaced by the key's last good one.
+			rows, err := metrics.Randomised(ctx, src, metrics.Filter{Until: until}, metrics.EffectOnFirstTry)
+			if err != nil {
+				return curve, fmt.Errorf("generation %d: %w", g, err)
+			}
+			guard := func(key string, learned *ruleset.RuleSet) (*ruleset.RuleSet, error) {
+				hist, err := rules.History(ctx, e.KV(), key)
+				if err != nil || len(hist) == 0 {
+					return learned, err
+				}
+				if rb, ok := metrics.Guard(rows, hist[0].Version, hist, metrics.EffectOnFirstTry, until); ok {
+					gen.RolledBack = hist[0].Version
+					say("generation %d/%d: %s/%s's randomised effect is harmful (%+.1f pts [%+.1f, %+.1f]): rolled back to %s",
+						g, cfg.Generations, ruleset.DefaultBucket, key, 100*rb.RolledBack.Effect, 100*rb.RolledBack.Lo, 100*rb.RolledBack.Hi, orNone(rb.Version))
+					return rb, nil
+				}
+				return learned, nil
+			}
+			if global, err = guard(ruleset.GlobalKey, global); err != nil {
+				return curve, fmt.Errorf("generation %d: %w", g, err)
+			}
+			for k, set := range byAgent {
+				if byAgent[k], err = guard(k, set); err != nil {
+					return curve, fmt.Errorf("generation %d: %w", g, err)
+				}
+			}
+		}
 		gen.LearnedRuleset = global.Version
 		gen.LearnedRules = []string{}
 		for _, r := range global.Rules {
@@ -245,4 +287,30 @@ func costTokens(r metrics.CostSegmentRow) int64 {
 		}
 	}
 	return n
+}
+
+// plantHarmful is rs with a harmful rule added per task type: avoid the
+// type's best tool, instead its worst one (the scenario's ground truth).
+func plantHarmful(rs *ruleset.RuleSet, sc *sim.Scenario) *ruleset.RuleSet {
+	out := *rs
+	out.Rules = slices.Clone(rs.Rules)
+	for _, tt := range sc.Truth().Types {
+		worst := ""
+		for _, t := range sc.Tools {
+			if t.Name != tt.BestTool && (worst == "" || sc.Success(t.Name, tt.TaskType) < sc.Success(worst, tt.TaskType)) {
+				worst = t.Name
+			}
+		}
+		out.Rules = append(out.Rules, ruleset.Rule{ID: "planted:" + tt.TaskType + ":" + tt.BestTool, Kind: ruleset.KindAvoid,
+			TaskType: tt.TaskType, ToolHint: tt.BestTool, Instead: worst, Instruction: "planted by the demo: harmful on purpose"})
+	}
+	out.Version = metrics.RuleSetVersion(out.Rules)
+	return &out
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "no rules"
+	}
+	return v
 }
