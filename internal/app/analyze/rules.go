@@ -9,6 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -28,6 +31,7 @@ const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evi
 type rulesFlags struct {
 	cfg       metrics.RulesConfig
 	holdout   float64
+	guard     string // the metric the publish guard judges on; "" or "off": none
 	out       string
 	skillLite bool
 	workspace string
@@ -59,12 +63,18 @@ bucket -bucket on -nats (with -agent, only that agent's key).
 Each rule set with rules holds out -holdout of the sessions as a randomised
 control: an agent assigns each session to an arm from the rule set's version
 and the session id, applies no rule in the holdout arm and reports the arm
-(schema/README.md, "Randomised holdouts"); 0 turns the holdout off.`, stderr)
+(schema/README.md, "Randomised holdouts"); 0 turns the holdout off.
+Before -publish writes a key, the guard reads the randomised effect of the
+set the key holds (its rules arm against its holdout arm, over the sessions
+-since/-until select) on -guard: when it is harmful with confidence, the
+key gets the last good set of its history instead of the learned one, with
+a rolled_back record of the evidence ("off" skips the guard).`, stderr)
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
 	ruleFlags(fs, &f.cfg, "")
 	c.withTaxonomy(fs)
 	fs.Float64Var(&f.holdout, "holdout", metrics.DefaultHoldout, "share of sessions held out as a randomised control, 0 to 0.5")
+	fs.StringVar(&f.guard, "guard", metrics.EffectOnSuccess, "-publish: the metric the rollback guard judges the set in force on ("+strings.Join(metrics.EffectMetrics, ", ")+"), or off")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
 	fs.StringVar(&f.workspace, "workspace", "", "write SkillLite's planning rules into the SkillLite workspace `dir` (implies -skilllite; excludes -out)")
@@ -106,7 +116,13 @@ and the session id, applies no rule in the holdout arm and reports the arm
 	if c.filter.Agent != "" {
 		global, byAgent = nil, map[string]*ruleset.RuleSet{c.filter.Agent: rs}
 	}
-	return publishRules(ctx, f, c.conn, global, byAgent, stderr)
+	var effects []metrics.RandomisedRow
+	if f.guard != "off" {
+		if effects, err = metrics.Randomised(ctx, src, metrics.Filter{Since: c.filter.Since, Until: c.filter.Until}, f.guard); err != nil {
+			return fmt.Errorf("rules: the guard's randomised effects: %w", err)
+		}
+	}
+	return publishRules(ctx, f, c.conn, global, byAgent, effects, now, stderr)
 }
 
 // check checks the flags of analyze rules once they are parsed, reporting
@@ -114,6 +130,9 @@ and the session id, applies no rule in the holdout arm and reports the arm
 // -format, a file and SkillLite's rules are written as JSON.
 func (f *rulesFlags) check(c *common, fs *flag.FlagSet) error {
 	var errs []error
+	if f.guard != "off" && !slices.Contains(metrics.EffectMetrics, f.guard) {
+		errs = append(errs, fmt.Errorf("-guard %q: want one of %s, or off", f.guard, strings.Join(metrics.EffectMetrics, ", ")))
+	}
 	if !(f.holdout >= 0 && f.holdout <= ruleset.MaxHoldout) {
 		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", f.holdout, ruleset.MaxHoldout))
 	}
@@ -229,7 +248,8 @@ func encodeRules(w io.Writer, skillLite bool, tax *taxonomy.Taxonomy, rs *rulese
 
 // publishRules puts the rule sets into the bucket (rules.Publish) and says
 // what it did with each key.
-func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet, stderr io.Writer) error {
+func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet,
+	effects []metrics.RandomisedRow, now time.Time, stderr io.Writer) error {
 	conn.URL, conn.Name = f.natsURL, "evosignal analyze rules"
 	nc, err := bus.Connect(conn, nil)
 	if err != nil {
@@ -243,6 +263,36 @@ func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global
 	kv, err := bus.EnsureRulesBucket(ctx, js, f.bucket)
 	if err != nil {
 		return err
+	}
+	if f.guard != "off" {
+		guard := func(key string, learned *ruleset.RuleSet) (*ruleset.RuleSet, error) {
+			hist, err := rules.History(ctx, kv, key)
+			if err != nil || len(hist) == 0 {
+				return learned, err
+			}
+			rb, ok := metrics.Guard(effects, hist[0].Version, hist, f.guard, now)
+			if !ok {
+				return learned, nil
+			}
+			r := rb.RolledBack
+			to := rb.Version
+			if to == "" {
+				to = "no rules"
+			}
+			fmt.Fprintf(stderr, "rules: %s/%s: %s's randomised effect on %s is harmful (%+.1f pts [%+.1f, %+.1f], %d / %d sessions): rolled back to %s instead of publishing %s\n",
+				f.bucket.Bucket, key, r.Version, r.Metric, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, to, learned.Version)
+			return rb, nil
+		}
+		if global != nil {
+			if global, err = guard(ruleset.GlobalKey, global); err != nil {
+				return err
+			}
+		}
+		for k, set := range byAgent {
+			if byAgent[k], err = guard(k, set); err != nil {
+				return err
+			}
+		}
 	}
 	pubs, err := rules.Publish(ctx, kv, global, byAgent)
 	for _, p := range pubs {
