@@ -10,6 +10,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evosignal/evosignal/agent/ruleset"
 	"github.com/evosignal/evosignal/internal/app/validate"
 	"github.com/evosignal/evosignal/internal/bus"
 	"github.com/evosignal/evosignal/internal/events"
@@ -104,6 +108,52 @@ func TestJavaScriptAgent(t *testing.T) {
 	if replans != 1 {
 		t.Fatalf("valid replans of %s = %d, want 1", session, replans)
 	}
+
+	// Under a rule set with a holdout, the JavaScript agent draws each
+	// session's arm as agent/ruleset.Assign does: the same arm for the
+	// same version and session id, in another language.
+	rs := ruleset.RuleSet{Version: "rs-js-holdout", Holdout: 0.5, Rules: []ruleset.Rule{{ID: "prefer:bugfix:read_file", Kind: ruleset.KindPrefer, TaskType: "bugfix", ToolHint: "read_file"}}}
+	b, _ := json.Marshal(rs)
+	rsFile := filepath.Join(dir, "ruleset.json")
+	if err := os.WriteFile(rsFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for i := range 12 {
+		id := fmt.Sprint("js-holdout-", i)
+		cmd := exec.CommandContext(ctx, node, "agent.mjs", id)
+		cmd.Dir = "js"
+		cmd.Env = append(os.Environ(), "NATS_URL="+p.ClientURL(), "RULESET="+rsFile)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("RULESET=%s node agent.mjs %s: %v\n%s", rsFile, id, err, out)
+		}
+		want[id] = ruleset.Assign(rs.Version, id, rs.Holdout)
+	}
+	if _, err := p.WaitIngested(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT a.session, a.arm, a.holdout, a.unit, s.ruleset FROM session_assignments a JOIN session_starts s USING (session) WHERE a.session LIKE 'js-holdout-%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	arms := map[string]int{}
+	for rows.Next() {
+		var id, arm, unit string
+		var h float64
+		var set sql.NullString
+		if err := rows.Scan(&id, &arm, &h, &unit, &set); err != nil {
+			t.Fatal(err)
+		}
+		if arm != want[id] || h != 0.5 || unit != "session" || (arm == "rules") != (set.String == rs.Version) {
+			t.Errorf("%s: arm %s (ruleset %q), holdout %v, unit %s; want arm %s, the rule set only in the rules arm", id, arm, set.String, h, unit, want[id])
+		}
+		arms[arm]++
+		delete(want, id)
+	}
+	if len(want) != 0 || arms["rules"] == 0 || arms["holdout"] == 0 {
+		t.Errorf("sessions without an assignment %v, arms %v: want all 12 stored, in both arms", want, arms)
+	}
 }
 
 // needInCI returns the path of the program name; where it is missing the
@@ -176,5 +226,59 @@ func TestPythonExample(t *testing.T) {
 	}
 	if got := events.SourceSubject("evo", "skilllite/host-a/worker-3"); got != "evo.skilllite.331df221" {
 		t.Errorf("SourceSubject of the schema's test vector = %s, want evo.skilllite.331df221", got)
+	}
+
+	// Its arm function draws the arms agent/ruleset.Assign draws.
+	var units []string
+	for i := range 200 {
+		units = append(units, fmt.Sprint("py-holdout-", i))
+	}
+	for _, share := range []float64{0.1, 0.5} {
+		cmd := exec.CommandContext(t.Context(), python, append([]string{"-c",
+			"import sys, agent; print('\\n'.join(agent.arm('rs-py', u, float(sys.argv[1])) for u in sys.argv[2:]))", fmt.Sprint(share)}, units...)...)
+		cmd.Dir = "python"
+		cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("python3 agent.arm(…, %v): %v", share, err)
+		}
+		got := strings.Fields(string(out))
+		if len(got) != len(units) {
+			t.Fatalf("python3 agent.arm printed %d arms for %d units", len(got), len(units))
+		}
+		held := 0
+		for i, unit := range units {
+			want := ruleset.Assign("rs-py", unit, share)
+			if got[i] != want {
+				t.Fatalf("python3 agent.arm(%q, %v) = %s, want %s", unit, share, got[i], want)
+			}
+			if want == ruleset.ArmHoldout {
+				held++
+			}
+		}
+		if held == 0 || held == len(units) {
+			t.Errorf("share %v: %d of %d units held out: the check sees one arm only", share, held, len(units))
+		}
+	}
+	// And its sessions under a rule set with a holdout pass the contract.
+	rsFile := filepath.Join(t.TempDir(), "ruleset.json")
+	b, _ := json.Marshal(ruleset.RuleSet{Version: "rs-py", Holdout: 0.5, Rules: []ruleset.Rule{{ID: "prefer:bugfix:read_file", Kind: ruleset.KindPrefer, TaskType: "bugfix", ToolHint: "read_file"}}})
+	if err := os.WriteFile(rsFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), python, filepath.Join("python", "agent.py"), "py-holdout-1")
+	cmd.Env = append(os.Environ(), "RULESET="+rsFile)
+	line, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("RULESET=… python3 agent.py: %v", err)
+	}
+	first, _, _ := bytes.Cut(line, []byte("\n"))
+	e, err := events.Decode(first)
+	if err != nil {
+		t.Fatalf("the first event under a holdout: %v\n%s", err, first)
+	}
+	d, _ := e.Payload()
+	if a := d.(*events.SessionStartedData).Assignment; a == nil || string(a.Arm) != ruleset.Assign("rs-py", "py-holdout-1", 0.5) {
+		t.Errorf("assignment %+v, want the arm Assign draws", a)
 	}
 }

@@ -8,12 +8,19 @@
 //   npm ci
 //   NATS_URL=nats://127.0.0.1:4222 node agent.mjs [session-id]
 //
+// RULESET=file names a learned rule set (what `analyze rules -out` writes).
+// When it holds out a share of the sessions (holdout, schema/README.md
+// "Randomised holdouts"), the session is assigned an arm the way every
+// evosignal agent does it, and reports it in agent.session.started; in the
+// holdout arm it loads no rules.
+//
 // The ingester (`go run ./cmd/ingest`) must be running: it owns the stream
 // that captures evo.>. The session: a plan of two tasks, a failed tool call,
 // a replan through update_task_plan, the work done, and the end.
 import { connect } from "@nats-io/transport-node";
 import { jetstream } from "@nats-io/jetstream";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 const AGENT = "jsagent";
 // source is agent/host/worker; a path segment is printable ASCII without
@@ -35,18 +42,47 @@ function uuidv7() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+// arm is the holdout arm of unit under the rule set version with share
+// holdout: "holdout" when the first 8 bytes of SHA-256("evosignal-holdout"
+// NUL version NUL unit), big-endian, are below holdout × 2^64.
+function arm(version, unit, holdout) {
+  if (!version || !(holdout > 0)) return "rules";
+  const h = createHash("sha256").update(`evosignal-holdout\0${version}\0${unit}`).digest();
+  const u = h.readBigUInt64BE(0);
+  // holdout × 2^64 is exact in a double (a power of 2 times a double);
+  // u < it exactly when u < its ceiling, an integer BigInt holds exactly.
+  const limit = BigInt(Math.ceil(holdout * 2 ** 64));
+  return u < limit ? "holdout" : "rules";
+}
+
+// started is agent.session.started's data for the session under the rule
+// set (null: none): its version, rules and assignment.
+function started(sessionID, rs) {
+  const d = {
+    goal: "Make the failing test pass", agent: AGENT, agent_version: "0.1.0",
+    model: "example-model", tools: ["read_file", "write_file", "run_command", "complete_task", "update_task_plan"],
+    task_type: "bugfix",
+  };
+  if (!rs || !rs.version) return d;
+  const a = rs.holdout > 0 ? arm(rs.version, sessionID, rs.holdout) : "rules";
+  if (a === "rules") {
+    d.ruleset = rs.version;
+    d.rules = (rs.rules || []).map((r) => r.id);
+  }
+  if (rs.holdout > 0) {
+    d.assignment = { ruleset: rs.version, arm: a, holdout: rs.holdout, unit: "session", unit_id: sessionID };
+  }
+  return d;
+}
+
 // session returns the [type, data] pairs of one session, in order.
-function session() {
+function session(start) {
   const plan = [
     { id: 1, description: "Read the failing test", tool_hint: "read_file", completed: false },
     { id: 2, description: "Fix the bug", tool_hint: "write_file", completed: false },
   ];
   return [
-    ["agent.session.started", {
-      goal: "Make the failing test pass", agent: AGENT, agent_version: "0.1.0",
-      model: "example-model", tools: ["read_file", "write_file", "run_command", "complete_task", "update_task_plan"],
-      task_type: "bugfix",
-    }],
+    ["agent.session.started", start],
     ["agent.plan.created", { tasks: plan, origin: "model" }],
     ["agent.tool.called", { task_id: 1, tool: "read_file", hint: "read_file", ok: true, duration_ms: 12, control: false }],
     ["agent.tool.called", { task_id: 1, tool: "complete_task", hint: "read_file", ok: true, duration_ms: 1, control: true }],
@@ -82,13 +118,14 @@ function session() {
 
 async function main() {
   const sessionID = process.argv[2] || `js-${randomUUID()}`;
+  const rs = process.env.RULESET ? JSON.parse(readFileSync(process.env.RULESET, "utf8")) : null;
   const servers = process.env.NATS_URL || "nats://127.0.0.1:4222";
   const nc = await connect({ servers: servers.split(","), name: "evosignal-js-example" });
   try {
     const js = jetstream(nc);
     let seq = 0;
     let first, last;
-    for (const [type, data] of session()) {
+    for (const [type, data] of session(started(sessionID, rs))) {
       seq++;
       const event = {
         specversion: "1.0", id: uuidv7(), source: SOURCE, type,

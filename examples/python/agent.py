@@ -13,10 +13,17 @@ as the Nats-Msg-Id header (for example with nats-py:
 ``await js.publish(subject(source), line, headers={"Nats-Msg-Id": id})``).
 The session: a plan of two tasks, a failed tool call, a replan through
 update_task_plan, the work done, and the end.
+
+RULESET=file names a learned rule set (what ``analyze rules -out`` writes).
+When it holds out a share of the sessions (``holdout``, schema/README.md
+"Randomised holdouts"), the session is assigned an arm as every evosignal
+agent does it, ``arm()`` below, and reports it in agent.session.started; in
+the holdout arm it loads no rules.
 """
 
 import hashlib
 import json
+import math
 import os
 import socket
 import sys
@@ -44,24 +51,51 @@ def uuidv7() -> str:
     return str(uuid.UUID(bytes=bytes(b)))
 
 
+def arm(version: str, unit: str, holdout: float) -> str:
+    """The holdout arm of unit (the session id, or a workspace's) under the
+    rule set version with share holdout: "holdout" when the first 8 bytes of
+    SHA-256("evosignal-holdout" NUL version NUL unit), big-endian, are below
+    holdout x 2^64 (exact: a double times a power of 2), else "rules"."""
+    if not version or not holdout > 0:
+        return "rules"
+    u = int.from_bytes(hashlib.sha256(f"evosignal-holdout\0{version}\0{unit}".encode()).digest()[:8], "big")
+    return "holdout" if u < math.ceil(holdout * 2**64) else "rules"
+
+
+def started(session_id: str, rs):
+    """agent.session.started's data under the rule set rs (None: none)."""
+    d = {
+        "goal": "Make the failing test pass", "agent": AGENT, "agent_version": "0.1.0",
+        "model": "example-model",
+        "tools": ["read_file", "write_file", "run_command", "complete_task", "update_task_plan"],
+        "task_type": "bugfix",
+    }
+    if not rs or not rs.get("version"):
+        return d
+    holdout = rs.get("holdout", 0)
+    a = arm(rs["version"], session_id, holdout)
+    if a == "rules":
+        d["ruleset"] = rs["version"]
+        d["rules"] = [r["id"] for r in rs.get("rules") or []]
+    if holdout > 0:
+        d["assignment"] = {"ruleset": rs["version"], "arm": a, "holdout": holdout, "unit": "session", "unit_id": session_id}
+    return d
+
+
 def now() -> str:
     """The time as RFC 3339 in UTC, with milliseconds and a Z."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def session():
-    """The (type, data) pairs of one session, in order."""
+def session(start):
+    """The (type, data) pairs of one session, in order; start is
+    agent.session.started's data."""
     plan = [
         {"id": 1, "description": "Read the failing test", "tool_hint": "read_file", "completed": False},
         {"id": 2, "description": "Fix the bug", "tool_hint": "write_file", "completed": False},
     ]
     return [
-        ("agent.session.started", {
-            "goal": "Make the failing test pass", "agent": AGENT, "agent_version": "0.1.0",
-            "model": "example-model",
-            "tools": ["read_file", "write_file", "run_command", "complete_task", "update_task_plan"],
-            "task_type": "bugfix",
-        }),
+        ("agent.session.started", start),
         ("agent.plan.created", {"tasks": plan, "origin": "model"}),
         ("agent.tool.called", {"task_id": 1, "tool": "read_file", "hint": "read_file", "ok": True,
                                "duration_ms": 12, "control": False}),
@@ -106,7 +140,11 @@ def main() -> None:
     session_id = sys.argv[1] if len(sys.argv) > 1 else f"py-{uuid.uuid4()}"
     host = "".join(c if c.isascii() and c.isalnum() or c in "-_." else "-" for c in socket.gethostname()) or "localhost"
     source = f"{AGENT}/{host}/worker-1"
-    for seq, (type_, data) in enumerate(session(), start=1):
+    rs = None
+    if os.environ.get("RULESET"):
+        with open(os.environ["RULESET"], encoding="utf-8") as f:
+            rs = json.load(f)
+    for seq, (type_, data) in enumerate(session(started(session_id, rs)), start=1):
         event = {
             "specversion": "1.0", "id": uuidv7(), "source": source, "type": type_,
             "time": now(), "subject": session_id, "datacontenttype": "application/json",
