@@ -331,12 +331,16 @@ func neverEnds(w *sessionWriter) {
 	// The agent process died here: no agent.session.ended.
 }
 
-// modelCalls (v1.3) reports each model call (agent.model.called) before the
+// modelCalls (v1.3, and v1.4's assignment) reports each model call (agent.model.called) before the
 // plan, the calls and the replan it decided, with its tokens; the tool calls
 // carry args_digest, and the same failing call is repeated once.
 func modelCalls(w *sessionWriter) {
 	w.begin("coder/ci-runner-2", "ci-50117-lint", "2025-06-13T08:12:40.511Z")
-	w.started(SessionStartedData{Goal: "Make golangci-lint pass", Agent: "coder", AgentVersion: "2.4.0", Model: "gpt-4.1-mini", Tools: coderTools})
+	// v1.4: the session fell in the holdout arm of rule set rs-5a3b1e000001
+	// (agent/ruleset.Assign of that version, this session id and 0.5): it
+	// loaded no rules.
+	w.started(SessionStartedData{Goal: "Make golangci-lint pass", Agent: "coder", AgentVersion: "2.4.0", Model: "gpt-4.1-mini", Tools: coderTools,
+		Assignment: &Assignment{Ruleset: "rs-5a3b1e000001", Arm: ArmHoldout, Holdout: 0.5, Unit: UnitSession, UnitID: "ci-50117-lint"}})
 	w.model(0, 1850, 212, 0, 1412)
 	w.plan(OriginModel, "",
 		task(1, "Run golangci-lint", "run_command"),
