@@ -60,7 +60,9 @@ func StartPipeline(tb testing.TB) *Pipeline {
 }
 
 // Settle waits until the ingester has stored everything in the stream and
-// the facts of every session.
+// the facts of every session. The stream's last sequence is read again on
+// every round: a receiver may still be publishing (spans that arrive late)
+// while the ingester catches up.
 func (p *Pipeline) Settle(tb testing.TB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -68,13 +70,13 @@ func (p *Pipeline) Settle(tb testing.TB) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	last := info.State.LastSeq
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		info, err := s.Info(ctx)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		last := info.State.LastSeq
 		pos, err := p.Store.Position(ctx, bus.DefaultStream().Name)
 		n, ferr := p.Store.PendingFacts(ctx)
 		if err == nil && ferr == nil && pos == last && n == 0 {
