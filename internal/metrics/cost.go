@@ -77,6 +77,35 @@ type CostSegmentRow struct {
 	DurationMSPerSession    *float64 `json:"duration_ms_per_session"`
 }
 
+// Tokens is the row's input and output tokens, 0 where none were
+// reported.
+func (r CostSegmentRow) Tokens() int64 { return orZero(r.InputTokens) + orZero(r.OutputTokens) }
+
+// AfterFirstReplan reports whether the segment comes after a session's
+// first replan: what replanning cost the session.
+func (r CostSegmentRow) AfterFirstReplan() bool {
+	return r.Segment != "no_replan" && r.Segment != "before_first_replan"
+}
+
+// ReplanCost is what the ended sessions of segment rows spent, all in all
+// and after their first replan (AfterFirstReplan), with the sessions they
+// are over (each session has one no_replan or before_first_replan row).
+type ReplanCost struct {
+	Sessions, ModelCalls, ReplanModelCalls, Tokens, ReplanTokens int64
+}
+
+// Add adds one segment row.
+func (c *ReplanCost) Add(r CostSegmentRow) {
+	c.ModelCalls += r.ModelCalls
+	c.Tokens += r.Tokens()
+	if r.AfterFirstReplan() {
+		c.ReplanModelCalls += r.ModelCalls
+		c.ReplanTokens += r.Tokens()
+	} else {
+		c.Sessions += r.Sessions
+	}
+}
+
 // CostAfterFailureRow is what followed the failed hinted calls of one hint
 // and next step (and group), and what recovering cost
 // (queries/analyze/cost_after_failure.sql). The costs are over the
@@ -209,7 +238,7 @@ func CostBySegment(ctx context.Context, src Source, f Filter) ([]CostSegmentRow,
 		}
 		x.ModelCallsPerSession = Rate(x.ModelCalls, x.Sessions)
 		if x.InputTokens != nil || x.OutputTokens != nil {
-			x.TokensPerSession = Rate(orZero(x.InputTokens)+orZero(x.OutputTokens), x.Sessions)
+			x.TokensPerSession = Rate(x.Tokens(), x.Sessions)
 		}
 		x.RealToolCallsPerSession = Rate(x.RealToolCalls, x.Sessions)
 		x.DurationMSPerSession = Rate(x.DurationMS, x.Sessions)

@@ -69,54 +69,33 @@ func costSection(ctx context.Context, src metrics.Source, cur, prev, curve metri
 // rulesetCosts folds the segment rows of each rule set into its cost per
 // session, in the rows' order.
 func rulesetCosts(segs []metrics.CostSegmentRow) []RulesetCost {
-	type sums struct {
-		sessions, calls, replanCalls, tokens, replanTokens int64
-	}
 	var order []string
-	seen := map[string]*RulesetCost{}
-	all := map[string]*sums{}
+	sets := map[string]*rulesetCost{}
 	for _, r := range segs {
 		k, v := "\x00none", r.Ruleset.Value()
 		if v != nil {
 			k = *v
 		}
-		if seen[k] == nil {
-			seen[k], all[k] = &RulesetCost{Ruleset: v}, &sums{}
+		if sets[k] == nil {
+			sets[k] = &rulesetCost{version: v}
 			order = append(order, k)
 		}
-		s := all[k]
-		t := tokensOf(r)
-		s.calls += r.ModelCalls
-		s.tokens += t
-		switch r.Segment {
-		case "no_replan", "before_first_replan":
-			s.sessions += r.Sessions
-		default:
-			s.replanCalls += r.ModelCalls
-			s.replanTokens += t
-		}
+		sets[k].cost.Add(r)
 	}
 	out := make([]RulesetCost, 0, len(order))
 	for _, k := range order {
-		x, s := seen[k], all[k]
-		x.Sessions = s.sessions
-		x.ModelCallsPerSession, x.ReplanModelCallsPerSession = metrics.Rate(s.calls, s.sessions), metrics.Rate(s.replanCalls, s.sessions)
-		x.TokensPerSession, x.ReplanTokensPerSession = metrics.Rate(s.tokens, s.sessions), metrics.Rate(s.replanTokens, s.sessions)
-		out = append(out, *x)
+		x, c := sets[k], sets[k].cost
+		out = append(out, RulesetCost{Ruleset: x.version, Sessions: c.Sessions,
+			ModelCallsPerSession: metrics.Rate(c.ModelCalls, c.Sessions), ReplanModelCallsPerSession: metrics.Rate(c.ReplanModelCalls, c.Sessions),
+			TokensPerSession: metrics.Rate(c.Tokens, c.Sessions), ReplanTokensPerSession: metrics.Rate(c.ReplanTokens, c.Sessions)})
 	}
 	return out
 }
 
-// tokensOf is a segment row's input and output tokens (0 for none
-// reported).
-func tokensOf(r metrics.CostSegmentRow) int64 {
-	var n int64
-	for _, p := range []*int64{r.InputTokens, r.OutputTokens} {
-		if p != nil {
-			n += *p
-		}
-	}
-	return n
+// rulesetCost is one rule set's version (nil: none) and its segments' cost.
+type rulesetCost struct {
+	version *string
+	cost    metrics.ReplanCost
 }
 
 func stuckSection(ctx context.Context, src metrics.Source, cur, prev metrics.Filter) (Stuck, error) {

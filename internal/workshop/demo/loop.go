@@ -247,16 +247,9 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 		return Generation{}, fmt.Errorf("generation %d: read the cost: %w", g, err)
 	}
 	r := rep.Rows[0]
-	var all, replan, sessions int64
+	var cost metrics.ReplanCost
 	for _, sg := range segs {
-		t := costTokens(sg)
-		all += t
-		switch sg.Segment {
-		case "no_replan", "before_first_replan":
-			sessions += sg.Sessions
-		default:
-			replan += t
-		}
+		cost.Add(sg)
 	}
 	gen := Generation{Generation: g, Since: since, Until: until, Rules: []string{},
 		Sessions: r.Sessions, FirstTrySuccessRate: r.FirstTrySuccessRate, SuccessRate: r.SuccessRate,
@@ -270,23 +263,12 @@ func readGeneration(ctx context.Context, src metrics.Source, g int, since, until
 		}
 	}
 	gen.FailureRate = metrics.Rate(gen.FailedRealToolCalls, gen.RealToolCalls)
-	gen.TokensPerSession, gen.ReplanTokensPerSession = metrics.Rate(all, sessions), metrics.Rate(replan, sessions)
+	gen.TokensPerSession, gen.ReplanTokensPerSession = metrics.Rate(cost.Tokens, cost.Sessions), metrics.Rate(cost.ReplanTokens, cost.Sessions)
 	if len(rulesets) > 0 {
 		v := strings.Join(slices.Sorted(maps.Keys(rulesets)), ",")
 		gen.Ruleset = &v
 	}
 	return gen, nil
-}
-
-// costTokens is a segment row's input and output tokens.
-func costTokens(r metrics.CostSegmentRow) int64 {
-	var n int64
-	for _, p := range []*int64{r.InputTokens, r.OutputTokens} {
-		if p != nil {
-			n += *p
-		}
-	}
-	return n
 }
 
 // plantHarmful is rs with a harmful rule added per task type: avoid the
