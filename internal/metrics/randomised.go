@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -271,4 +272,38 @@ func Guard(rows []RandomisedRow, inForce string, history []ruleset.RuleSet, metr
 		return &good, true
 	}
 	return &ruleset.RuleSet{GeneratedAt: at.UTC(), RolledBack: rb, Rules: []ruleset.Rule{}}, true
+}
+
+// Rolled is a key Guard rolled back: the learned set it did not publish,
+// and the set published instead (RolledBack holds the evidence).
+type Rolled struct {
+	Key     string
+	Learned string
+	Set     *ruleset.RuleSet
+}
+
+// GuardKeys runs Guard for each key of sets (a rule set key and the set
+// learned for it; nil sets are left alone), with the key's history from
+// history (newest first; the set in force first), and replaces the sets it
+// rolls back in place. It returns those, in key order.
+func GuardKeys(rows []RandomisedRow, sets map[string]*ruleset.RuleSet, history func(key string) ([]ruleset.RuleSet, error), metric string, at time.Time) ([]Rolled, error) {
+	var out []Rolled
+	for _, key := range slices.Sorted(maps.Keys(sets)) {
+		learned := sets[key]
+		if learned == nil {
+			continue
+		}
+		hist, err := history(key)
+		if err != nil {
+			return out, err
+		}
+		if len(hist) == 0 {
+			continue
+		}
+		if rb, ok := Guard(rows, hist[0].Version, hist, metric, at); ok {
+			sets[key] = rb
+			out = append(out, Rolled{Key: key, Learned: learned.Version, Set: rb})
+		}
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -265,34 +266,25 @@ func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global
 		return err
 	}
 	if f.guard != "off" {
-		guard := func(key string, learned *ruleset.RuleSet) (*ruleset.RuleSet, error) {
-			hist, err := rules.History(ctx, kv, key)
-			if err != nil || len(hist) == 0 {
-				return learned, err
-			}
-			rb, ok := metrics.Guard(effects, hist[0].Version, hist, f.guard, now)
-			if !ok {
-				return learned, nil
-			}
-			r := rb.RolledBack
-			to := rb.Version
-			if to == "" {
-				to = "no rules"
-			}
+		sets := map[string]*ruleset.RuleSet{}
+		maps.Copy(sets, byAgent)
+		if global != nil {
+			sets[ruleset.GlobalKey] = global
+		}
+		rolled, err := metrics.GuardKeys(effects, sets, func(key string) ([]ruleset.RuleSet, error) { return rules.History(ctx, kv, key) }, f.guard, now)
+		if err != nil {
+			return err
+		}
+		for _, x := range rolled {
+			r := x.Set.RolledBack
 			fmt.Fprintf(stderr, "rules: %s/%s: %s's randomised effect on %s is harmful (%+.1f pts [%+.1f, %+.1f], %d / %d sessions): rolled back to %s instead of publishing %s\n",
-				f.bucket.Bucket, key, r.Version, r.Metric, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, to, learned.Version)
-			return rb, nil
+				f.bucket.Bucket, x.Key, r.Version, r.Metric, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, versionOrNone(x.Set.Version), x.Learned)
 		}
 		if global != nil {
-			if global, err = guard(ruleset.GlobalKey, global); err != nil {
-				return err
-			}
+			global = sets[ruleset.GlobalKey]
+			delete(sets, ruleset.GlobalKey)
 		}
-		for k, set := range byAgent {
-			if byAgent[k], err = guard(k, set); err != nil {
-				return err
-			}
-		}
+		byAgent = sets
 	}
 	pubs, err := rules.Publish(ctx, kv, global, byAgent)
 	for _, p := range pubs {
@@ -309,4 +301,12 @@ func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global
 		}
 	}
 	return err
+}
+
+// versionOrNone is a rule set version, or "no rules" for an empty set.
+func versionOrNone(v string) string {
+	if v == "" {
+		return "no rules"
+	}
+	return v
 }

@@ -173,27 +173,22 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 			if err != nil {
 				return curve, fmt.Errorf("generation %d: %w", g, err)
 			}
-			guard := func(key string, learned *ruleset.RuleSet) (*ruleset.RuleSet, error) {
-				hist, err := rules.History(ctx, e.KV(), key)
-				if err != nil || len(hist) == 0 {
-					return learned, err
-				}
-				if rb, ok := metrics.Guard(rows, hist[0].Version, hist, metrics.EffectOnFirstTry, until); ok {
-					gen.RolledBack = hist[0].Version
-					say("generation %d/%d: %s/%s's randomised effect is harmful (%+.1f pts [%+.1f, %+.1f]): rolled back to %s",
-						g, cfg.Generations, ruleset.DefaultBucket, key, 100*rb.RolledBack.Effect, 100*rb.RolledBack.Lo, 100*rb.RolledBack.Hi, orNone(rb.Version))
-					return rb, nil
-				}
-				return learned, nil
-			}
-			if global, err = guard(ruleset.GlobalKey, global); err != nil {
+			sets := map[string]*ruleset.RuleSet{ruleset.GlobalKey: global}
+			maps.Copy(sets, byAgent)
+			rolled, err := metrics.GuardKeys(rows, sets, func(key string) ([]ruleset.RuleSet, error) { return rules.History(ctx, e.KV(), key) },
+				metrics.EffectOnFirstTry, until)
+			if err != nil {
 				return curve, fmt.Errorf("generation %d: %w", g, err)
 			}
-			for k, set := range byAgent {
-				if byAgent[k], err = guard(k, set); err != nil {
-					return curve, fmt.Errorf("generation %d: %w", g, err)
-				}
+			for _, x := range rolled {
+				r := x.Set.RolledBack
+				gen.RolledBack = r.Version
+				say("generation %d/%d: %s/%s's randomised effect is harmful (%+.1f pts [%+.1f, %+.1f]): rolled back to %s",
+					g, cfg.Generations, ruleset.DefaultBucket, x.Key, 100*r.Effect, 100*r.Lo, 100*r.Hi, orNone(x.Set.Version))
 			}
+			global = sets[ruleset.GlobalKey]
+			delete(sets, ruleset.GlobalKey)
+			byAgent = sets
 		}
 		gen.LearnedRuleset = global.Version
 		gen.LearnedRules = []string{}
