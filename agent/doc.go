@@ -35,6 +35,7 @@ type (
 	DepthLimit     = events.DepthLimitReachedData
 	SessionEnded   = events.SessionEndedData
 	Assignment     = events.Assignment
+	RuleArm        = events.RuleArm
 )
 
 // The enumerations of the v1 contract.

@@ -131,7 +131,10 @@ func New(s *agent.Session, cfg Config) (*Planner, error) {
 // session (whether it fired shows in agent.hint.stripped). When the rule
 // set has a holdout, it also reports the assignment: the session (or
 // Config.Workspace) is assigned to an arm by ruleset.Assign, and in the
-// holdout arm the session applies no rule and reports no rule set.
+// holdout arm the session applies no rule and reports no rule set. In the
+// rules arm, each rule with a holdout of its own is drawn by
+// ruleset.AssignRule; a held-out rule is neither applied nor listed in
+// rules, and the assignment reports every such rule's arm.
 func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -163,6 +166,24 @@ func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 		if a.Arm == events.ArmHoldout {
 			p.cfg.Rules = ruleset.RuleSet{} // the control applies no rule
 			d.Ruleset, d.Rules = "", nil
+		} else {
+			// Rules with a holdout of their own draw their arm within the
+			// rules arm; a held-out rule is neither applied nor listed.
+			kept := make([]ruleset.Rule, 0, len(rs.Rules))
+			for _, r := range rs.Rules {
+				if r.Holdout > 0 {
+					arm := events.Arm(ruleset.AssignRule(rs.Version, r.ID, a.UnitID, r.Holdout))
+					a.Rules = append(a.Rules, events.RuleArm{ID: r.ID, Arm: arm, Holdout: r.Holdout})
+					if arm == events.ArmHoldout {
+						continue
+					}
+				}
+				kept = append(kept, r)
+			}
+			if len(kept) < len(rs.Rules) {
+				p.cfg.Rules.Rules = kept
+				d.Rules = p.cfg.Rules.IDs()
+			}
 		}
 		d.Assignment = a
 		p.assignment = a
@@ -303,6 +324,7 @@ func (p *Planner) Assignment() *events.Assignment {
 		return nil
 	}
 	a := *p.assignment
+	a.Rules = slices.Clone(a.Rules)
 	return &a
 }
 

@@ -74,3 +74,33 @@ func TestValidateHoldout(t *testing.T) {
 		t.Errorf("holdout 0.5: %v", err)
 	}
 }
+
+// TestAssignRule: a rule's own arm is Assign over the version and rule id
+// joined by a NUL byte; it is drawn independently of the set's arm and of
+// the other rules' (the four combinations of two rules' arms each come up
+// at their product share).
+func TestAssignRule(t *testing.T) {
+	if got, want := AssignRule("rs-1", "prefer:t:x", "s-9", 0.3), Assign("rs-1\x00prefer:t:x", "s-9", 0.3); got != want {
+		t.Errorf("AssignRule = %s, want %s", got, want)
+	}
+	if got := AssignRule("rs-1", "", "s-9", 0.5); got != ArmRules {
+		t.Errorf("AssignRule without a rule id = %s, want rules", got)
+	}
+	const n = 100_000
+	var both, set int
+	for i := range n {
+		u := fmt.Sprint("session-", i)
+		a, b := AssignRule("rs-1", "a", u, 0.5) == ArmHoldout, AssignRule("rs-1", "b", u, 0.5) == ArmHoldout
+		if a && b {
+			both++
+		}
+		if a && Assign("rs-1", u, 0.5) == ArmHoldout {
+			set++
+		}
+	}
+	for what, k := range map[string]int{"both rules held out": both, "rule and set held out": set} {
+		if got, sd := float64(k)/n, math.Sqrt(0.25*0.75/n); math.Abs(got-0.25) > 5*sd {
+			t.Errorf("%s in %.4f of units, want 0.25 (independent draws)", what, got)
+		}
+	}
+}

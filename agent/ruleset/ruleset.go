@@ -91,7 +91,20 @@ type RuleSet struct {
 	// whose randomised effect was harmful: what was rolled back, and the
 	// evidence. The rules are those of the last good set (or none).
 	RolledBack *Rollback `json:"rolled_back,omitempty"`
-	Rules      []Rule    `json:"rules"`
+	// Retired (v1.4) are rules whose own randomised effect (their
+	// per-rule holdout, Rule.Holdout) was harmful: the learner leaves them
+	// out of every later set of the key, and each set carries the list on.
+	Retired []Retired `json:"retired,omitempty"`
+	Rules   []Rule    `json:"rules"`
+}
+
+// Retired records a rule taken out because its randomised effect alone
+// (sessions applying it against those holding it out, within the rules
+// arm of the set) was harmful: the rule's id, the set version it was
+// measured in, and the evidence as in Rollback.
+type Retired struct {
+	Rule string `json:"rule"`
+	Rollback
 }
 
 // Rollback records a harmful rule set replaced by the last good one: its
@@ -172,6 +185,13 @@ type Rule struct {
 	// the rule rests on: prefer, the hint's success rate; avoid, its
 	// failure rate; replace, the added tasks' success rate.
 	Confidence float64 `json:"confidence"`
+	// Holdout (v1.4) is the rule's own holdout share, in [0, 0.5]: within
+	// the set's rules arm, AssignRule holds the rule out of a session (or
+	// workspace) with this probability, independently of the set's other
+	// rules, so that its effect alone is randomised too. 0 (absent): the
+	// rule applies wherever the set does. A rule set with rule holdouts
+	// has a holdout of its own.
+	Holdout float64 `json:"holdout,omitempty"`
 	// Evidence is the numbers behind the rule (schema/v1/ruleset.json
 	// documents them): the analyzer's *metrics.CallEvidence or
 	// *metrics.ReplaceEvidence; decoded, a map.
@@ -192,9 +212,10 @@ func Parse(b []byte) (RuleSet, error) {
 
 // Validate reports every problem of rs at once, joined with errors.Join:
 // a missing version (when there are rules), a holdout outside [0, 0.5],
-// and per rule an empty or
-// repeated id, an unknown kind, an empty task_type or tool_hint, a replace
-// rule without instead, or instead equal to tool_hint.
+// and per rule an empty or repeated id, an unknown kind, an empty
+// task_type or tool_hint, a replace rule without instead, instead equal to
+// tool_hint, or a rule holdout outside [0, 0.5] or in a set without a
+// holdout; and a retired entry without a rule id.
 func (rs RuleSet) Validate() error {
 	var errs []error
 	if rs.Version == "" && len(rs.Rules) > 0 {
@@ -202,6 +223,11 @@ func (rs RuleSet) Validate() error {
 	}
 	if !(rs.Holdout >= 0 && rs.Holdout <= MaxHoldout) {
 		errs = append(errs, fmt.Errorf("holdout %v is not a share in [0, %v]", rs.Holdout, MaxHoldout))
+	}
+	for i, r := range rs.Retired {
+		if r.Rule == "" {
+			errs = append(errs, fmt.Errorf("retired %d: no rule id", i))
+		}
 	}
 	seen := make(map[string]bool, len(rs.Rules))
 	for i, r := range rs.Rules {
@@ -231,6 +257,12 @@ func (rs RuleSet) Validate() error {
 		}
 		if r.Instead != "" && r.Instead == r.ToolHint {
 			bad("instead is the tool_hint itself")
+		}
+		switch {
+		case !(r.Holdout >= 0 && r.Holdout <= MaxHoldout):
+			bad("holdout %v is not a share in [0, %v]", r.Holdout, MaxHoldout)
+		case r.Holdout > 0 && !(rs.Holdout > 0):
+			bad("a rule holdout in a set without a holdout (the rule arms are drawn within the set's rules arm)")
 		}
 	}
 	return errors.Join(errs...)
@@ -278,4 +310,25 @@ func Assign(version, unit string, holdout float64) string {
 		return ArmHoldout
 	}
 	return ArmRules
+}
+
+// AssignRule is the arm of rule ruleID under its own holdout share within
+// the rules arm of rule set version: Assign with the version and the
+// rule's id joined by a NUL byte in place of the version, so that
+// SHA-256("evosignal-holdout\x00" + version + "\x00" + ruleID + "\x00" +
+// unit) decides, independently for each rule and of the set's own draw.
+func AssignRule(version, ruleID, unit string, holdout float64) string {
+	if version == "" || ruleID == "" {
+		return ArmRules
+	}
+	return Assign(version+"\x00"+ruleID, unit, holdout)
+}
+
+// RetiredIDs is the set of the ids of rs's retired rules.
+func (rs RuleSet) RetiredIDs() map[string]bool {
+	ids := make(map[string]bool, len(rs.Retired))
+	for _, r := range rs.Retired {
+		ids[r.Rule] = true
+	}
+	return ids
 }

@@ -95,6 +95,10 @@ func TestParse(t *testing.T) {
 			wantErr: []string{`rule 0 ("a"): instead is the tool_hint itself`}},
 		{name: "duplicate id", in: `{"version":"v","rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x"},{"id":"a","kind":"prefer","task_type":"u","tool_hint":"y"}]}`,
 			wantErr: []string{`rule 1 ("a"): id used twice`}},
+		{name: "rule holdout over half", in: `{"version":"v","holdout":0.1,"rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x","holdout":0.6}]}`,
+			wantErr: []string{`rule 0 ("a"): holdout 0.6 is not a share in [0, 0.5]`}},
+		{name: "rule holdout without a set holdout", in: `{"version":"v","rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x","holdout":0.2}]}`,
+			wantErr: []string{`rule 0 ("a"): a rule holdout in a set without a holdout`}},
 		{name: "every problem of a rule", in: `{"version":"v","rules":[{"kind":"never"}]}`,
 			wantErr: []string{"empty id", `kind "never" is not one of prefer, avoid, replace`, "empty task_type", "empty tool_hint"}},
 	}
@@ -163,7 +167,12 @@ func TestSchemaAgreesWithParse(t *testing.T) {
 		{name: "no tool_hint", in: `{"version":"v","rules":[{"id":"a","kind":"avoid","task_type":"edit"}]}`},
 		{name: "replace without instead", in: `{"version":"v","rules":[{"id":"a","kind":"replace","task_type":"edit","tool_hint":"x"}]}`},
 		{name: "bad generated_at", in: `{"version":"v","generated_at":"yesterday","rules":[]}`},
+		{name: "rule holdout", in: `{"version":"v","holdout":0.1,"rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x","holdout":0.2}]}`},
+		{name: "rule holdout over half", in: `{"version":"v","holdout":0.1,"rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x","holdout":0.6}]}`},
+		{name: "retired", in: `{"version":"v","retired":[{"rule":"a","version":"rs-1","metric":"success","effect":-0.2,"lo":-0.3,"hi":-0.1,"sessions_rules":90,"sessions_holdout":20,"at":"2026-12-07T00:00:00Z"}],"rules":[]}`},
+		{name: "retired without rule", in: `{"version":"v","retired":[{"version":"rs-1","metric":"success","effect":-0.2,"lo":-0.3,"hi":-0.1,"sessions_rules":90,"sessions_holdout":20,"at":"2026-12-07T00:00:00Z"}],"rules":[]}`},
 		{name: "duplicate id", in: `{"version":"v","rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x"},{"id":"a","kind":"prefer","task_type":"u","tool_hint":"y"}]}`, schemaOnly: true},
+		{name: "rule holdout without a set holdout", in: `{"version":"v","rules":[{"id":"a","kind":"prefer","task_type":"t","tool_hint":"x","holdout":0.2}]}`, schemaOnly: true},
 		{name: "instead is the hint", in: `{"version":"v","rules":[{"id":"a","kind":"avoid","task_type":"edit","tool_hint":"x","instead":"x"}]}`, schemaOnly: true},
 	}
 	for _, tt := range tests {

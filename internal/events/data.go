@@ -40,6 +40,17 @@ type Assignment struct {
 	Holdout float64 `json:"holdout"`
 	Unit    Unit    `json:"unit"`
 	UnitID  string  `json:"unit_id,omitempty"`
+	// Rules are the arms of the rules with a holdout of their own
+	// (ruleset.AssignRule), drawn in the rules arm only.
+	Rules []RuleArm `json:"rules,omitempty"`
+}
+
+// RuleArm is one rule's own arm: held out of the session (holdout) or
+// applied (rules), with the rule's holdout share.
+type RuleArm struct {
+	ID      string  `json:"id"`
+	Arm     Arm     `json:"arm"`
+	Holdout float64 `json:"holdout"`
 }
 
 // PlanCreatedData is the data of agent.plan.created.

@@ -312,3 +312,39 @@ func FuzzDecodeMember(f *testing.F) {
 		agree(t, "member", b)
 	})
 }
+
+// TestDifferentialRuleArms: a session start with per-rule arms (v1.4
+// assignment rules), and every mutation of it, is judged alike by Decode
+// and the schema, and decodes to its arms.
+func TestDifferentialRuleArms(t *testing.T) {
+	raw := []byte(`{"specversion":"1.0","id":"0197639a-11aa-7d00-8a6e-3b2f0c1d4e60","source":"coder/ci-runner-2","type":"agent.session.started","time":"2025-06-13T08:12:40.511Z","subject":"ci-50119-rule-arms","datacontenttype":"application/json","seq":1,"data":{"goal":"Fix the lint errors","agent":"coder","agent_version":"2.1.0","model":"gpt-5-mini","tools":["run_command","write_file"],"ruleset":"rs-3017c5f5c943","rules":["prefer:coding:run_command"],"assignment":{"ruleset":"rs-3017c5f5c943","arm":"rules","holdout":0.1,"unit":"session","rules":[{"id":"prefer:coding:run_command","arm":"rules","holdout":0.2},{"id":"avoid:coding:write_file","arm":"holdout","holdout":0.2}]}}}`)
+	agree(t, "rule arms", raw)
+	ev, err := Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []RuleArm{{ID: "prefer:coding:run_command", Arm: ArmRules, Holdout: 0.2}, {ID: "avoid:coding:write_file", Arm: ArmHoldout, Holdout: 0.2}}
+	d, err := ev.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.(*SessionStartedData).Assignment.Rules; !slices.Equal(got, want) {
+		t.Errorf("rule arms = %+v, want %+v", got, want)
+	}
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range mutations(doc) {
+		b, err := json.Marshal(m.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agree(t, "rule arms "+m.what, b)
+		n++
+	}
+	t.Logf("%d mutated messages", n)
+}

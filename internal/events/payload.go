@@ -256,6 +256,21 @@ func (b builder) assignment(i int32) *Assignment {
 			a.Unit = Unit(b.str(v))
 		case "unit_id":
 			a.UnitID = b.str(v)
+		case "rules":
+			b.elems(v, func(e int32) {
+				var r RuleArm
+				b.members(e, func(key []byte, v int32) {
+					switch string(key) {
+					case "id":
+						r.ID = b.str(v)
+					case "arm":
+						r.Arm = Arm(b.str(v))
+					case "holdout":
+						r.Holdout, _ = strconv.ParseFloat(string(b.t.raw(v)), 64)
+					}
+				})
+				a.Rules = append(a.Rules, r)
+			})
 		}
 	})
 	return a

@@ -25,6 +25,7 @@ const (
 	fTasks                // array of Task
 	fObject               // object of spec obj
 	fShare                // number in (0, 0.5] (a holdout share)
+	fObjects              // array of objects of spec obj
 )
 
 // field describes one member of a data object.
@@ -171,6 +172,14 @@ var assignmentSpec = objSpec{fields: []field{
 	req(field{name: "holdout", kind: fShare}),
 	req(enum("unit", units)),
 	nonEmpty("unit_id"),
+	{name: "rules", kind: fObjects, obj: &ruleArmSpec},
+}}
+
+// ruleArmSpec is an assignment's rules item (v1.4): a rule's own arm.
+var ruleArmSpec = objSpec{fields: []field{
+	req(nonEmpty("id")),
+	req(enum("arm", arms)),
+	req(field{name: "holdout", kind: fShare}),
 }}
 
 // usageSpec is agent.session.ended's usage (v1.2).
@@ -294,6 +303,8 @@ func (v *validator) field(i int32, f *field) *Error {
 			err = v.integer(e, f.min, false)
 		case fTasks:
 			err = v.object(e, &taskSpec)
+		case fObjects:
+			err = v.object(e, f.obj)
 		}
 		if err != nil {
 			return err
