@@ -27,16 +27,17 @@ import (
 // a change to the schema is a new migration, a change to a view a change
 // of queries/views. Add a new migration's checksum here when you commit it.
 var committed = map[string]string{
-	"migrations/0001_init.sql":                "56837767281363e02238adfc5f3eee24c61885a885ba71319ff00798a9232ccc",
-	"migrations/0002_analysis_views.sql":      "009fb056a990f5316f019767fbaa6096c65616754491858b38a30691e988423b",
-	"migrations/0003_stored_facts.sql":        "c71f7f07353d9fa8abe0465b7dd576be1b66e9386521a74c0cb23174f829304e",
-	"migrations/0004_database_identity.sql":   "9e68bdadc99217d1e44026c7e8a6da2875a5edd2acda056630df24d529a96c2b",
-	"migrations/0005_dead_letter_replay.sql":  "4784a06d5bf44a95655bd46258f2f0c0eb4645df31ff045543a8140a5bdc7212",
-	"migrations/0006_stored_plan_facts.sql":   "8863832b8c49b126adaed1a42941df9eda9f83623bd1b3e33efaeca11e6e1926",
-	"migrations/0007_dead_letter_bounds.sql":  "02aff5c337b44d61b1af3ff2a3b9e398c8717b408b4512e31b73eaef6a6e200d",
-	"migrations/0008_facts_bounds.sql":        "a127443f737c96a7da19a997c8b03111f13b4abc7951e093241c97b9e1029ba9",
-	"migrations/0009_model_calls.sql":         "9735774680782e9dccf9162510c14a42421707e9c7ec8a27d46c87a93cd796c9",
-	"migrations/0010_session_assignments.sql": "c0275dca88f1b56c0aa9bd7c4983396def8f8561c39de7e97925c4aee64f34b2",
+	"migrations/0001_init.sql":                     "56837767281363e02238adfc5f3eee24c61885a885ba71319ff00798a9232ccc",
+	"migrations/0002_analysis_views.sql":           "009fb056a990f5316f019767fbaa6096c65616754491858b38a30691e988423b",
+	"migrations/0003_stored_facts.sql":             "c71f7f07353d9fa8abe0465b7dd576be1b66e9386521a74c0cb23174f829304e",
+	"migrations/0004_database_identity.sql":        "9e68bdadc99217d1e44026c7e8a6da2875a5edd2acda056630df24d529a96c2b",
+	"migrations/0005_dead_letter_replay.sql":       "4784a06d5bf44a95655bd46258f2f0c0eb4645df31ff045543a8140a5bdc7212",
+	"migrations/0006_stored_plan_facts.sql":        "8863832b8c49b126adaed1a42941df9eda9f83623bd1b3e33efaeca11e6e1926",
+	"migrations/0007_dead_letter_bounds.sql":       "02aff5c337b44d61b1af3ff2a3b9e398c8717b408b4512e31b73eaef6a6e200d",
+	"migrations/0008_facts_bounds.sql":             "a127443f737c96a7da19a997c8b03111f13b4abc7951e093241c97b9e1029ba9",
+	"migrations/0009_model_calls.sql":              "9735774680782e9dccf9162510c14a42421707e9c7ec8a27d46c87a93cd796c9",
+	"migrations/0010_session_assignments.sql":      "c0275dca88f1b56c0aa9bd7c4983396def8f8561c39de7e97925c4aee64f34b2",
+	"migrations/0011_session_rule_assignments.sql": "824b43c5a8e5a68b9ef45ba3e9d2fde27192af6f95e974874ae3b90cc2e0134e",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {

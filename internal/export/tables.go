@@ -76,6 +76,7 @@ var Tables = []Table{
 	{Name: "tool_call_args", Clock: clockEvents, rows: ofEvent},
 	{Name: "session_usage", Clock: clockEvents, rows: ofEvent},
 	{Name: "session_assignments", Clock: clockEvents, rows: ofEvent},
+	{Name: "session_rule_assignments", Clock: clockEvents, rows: ofEvent},
 	{Name: deadLettersTable, Clock: clockDeadLetters, rows: tableRows{
 		Committed: "received_at", Day: "received_at", Order: []string{"received_at", "file", "line", "stream_seq"}}},
 }

@@ -113,6 +113,7 @@ var tables = []sealedTable{
 	{"tool_call_args", appended, byEvent("tool_call_args")},
 	{"session_usage", appended, byEvent("session_usage")},
 	{"session_assignments", appended, byEvent("session_assignments")},
+	{"session_rule_assignments", appended, byEvent("session_rule_assignments")},
 	{"events", appended, `SELECT * FROM events WHERE $new`},
 	{sealsTable, marker, ""},
 }

@@ -43,6 +43,7 @@ var typedTables = []struct {
 	{"model_calls", func(a *appenders) **duckdb.Appender { return &a.modelCalls }},
 	{"tool_call_args", func(a *appenders) **duckdb.Appender { return &a.toolCallArgs }},
 	{"session_assignments", func(a *appenders) **duckdb.Appender { return &a.sessionAssignments }},
+	{"session_rule_assignments", func(a *appenders) **duckdb.Appender { return &a.sessionRuleAssignments }},
 }
 
 // WrittenRows counts the rows a Write stores for accepted events: those of
@@ -75,7 +76,8 @@ type appenders struct {
 
 	sessionStarts, plans, planTasks, replans, replanDropped, hintsStripped,
 	toolCalls, taskCompletions, depthLimits, sessionEnds,
-	sessionUsage, modelCalls, toolCallArgs, sessionAssignments *duckdb.Appender
+	sessionUsage, modelCalls, toolCallArgs, sessionAssignments,
+	sessionRuleAssignments *duckdb.Appender
 }
 
 // all returns a pointer to every appender field.
@@ -184,8 +186,17 @@ func (a *appenders) appendTyped(e *events.Event) error {
 			return err
 		}
 		x := d.Assignment
-		return a.sessionAssignments.AppendRow(session, e.Source, e.ID, e.Seq, at,
-			x.Ruleset, string(x.Arm), x.Holdout, string(x.Unit), nullString(x.UnitID))
+		if err := a.sessionAssignments.AppendRow(session, e.Source, e.ID, e.Seq, at,
+			x.Ruleset, string(x.Arm), x.Holdout, string(x.Unit), nullString(x.UnitID)); err != nil {
+			return err
+		}
+		for i, r := range x.Rules {
+			if err := a.sessionRuleAssignments.AppendRow(session, e.Source, e.ID, e.Seq, at,
+				x.Ruleset, int64(i+1), r.ID, string(r.Arm), r.Holdout); err != nil {
+				return err
+			}
+		}
+		return nil
 	case *events.PlanCreatedData:
 		if err := a.plans.AppendRow(session, e.Source, e.ID, e.Seq, at,
 			"created", nil, string(d.Origin), member(has, "parse_error", d.ParseError), int64(len(d.Tasks))); err != nil {

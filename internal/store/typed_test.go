@@ -51,6 +51,7 @@ func cornerEvents(tb testing.TB) []*events.Event {
 		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":["grep"],"task_type":"search","ruleset":"r7","rules":["r1","r2","r1"]}`},
 		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":["grep"],"ruleset":"r8","rules":["r1"],"assignment":{"ruleset":"r8","arm":"rules","holdout":0.1,"unit":"session","unit_id":"s-1"}}`},
 		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":[],"assignment":{"unit":"workspace","holdout":5e-1,"arm":"holdout","ruleset":"r8"}}`},
+		{events.SessionStarted, `{"goal":"g","agent":"coder","agent_version":"1","model":"m","tools":["grep"],"ruleset":"r9","rules":["r2"],"assignment":{"ruleset":"r9","arm":"rules","holdout":0.1,"unit":"session","rules":[{"holdout":2e-1,"arm":"holdout","id":"r1"},{"id":"r2","arm":"rules","holdout":0.30000000000000004}]}}`},
 		{events.PlanCreated, `{"tasks":[],"origin":"empty"}`},
 		{events.PlanCreated, `{"tasks":[],"origin":"fallback","parse_error":""}`},
 		{events.PlanCreated, `{"tasks":[{"id":1,"description":"","tool_hint":null,"completed":false},{"id":1,"description":"é\u00e9","tool_hint":"grep","completed":true,"task_type":"edit"}],"origin":"model","parse_error":"bad json ☃"}`},
@@ -146,6 +147,7 @@ func TestGoPathMatchesSQLDerivation(t *testing.T) {
 		`SELECT count(*) FROM dead_letters WHERE reason_code = 'malformed_json'`:        5,
 		`SELECT count(*) FROM ingest_batches WHERE duplicates > 0`:                      5,
 		`SELECT count(*) FROM session_assignments`:                                      2,
+		`SELECT count(*) FROM session_rule_assignments`:                                 2,
 	} {
 		if got := count(t, s, q); got < min {
 			t.Errorf("%s = %d, want at least %d: the batches lack their duplicates or dead letters", q, got, min)

@@ -27,6 +27,7 @@ per table, hive-partitioned by the UTC day of each row's event time
   DIR/session_starts/…  session_ends/  plans/  plan_tasks/  replans/
   DIR/replan_dropped/  hints_stripped/  tool_calls/  task_completions/
   DIR/depth_limits/  model_calls/  tool_call_args/  session_usage/  session_assignments/
+  DIR/session_rule_assignments/
   DIR/dead_letters/
   DIR/_evosignal_export.json   the manifest: per table, the commit time exported up to
 
