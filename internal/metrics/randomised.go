@@ -13,8 +13,9 @@ import (
 )
 
 // The randomised effect of a rule set: its rules arm against its holdout
-// arm (agent.session.started assignment, v1.4), from
-// queries/analyze/effect_randomised.sql.
+// arm (agent.session.started assignment, v1.4), and of each rule with a
+// holdout of its own: the sessions applying it against those holding it
+// out, within the set's rules arm; from queries/analyze/effect_randomised.sql.
 
 // SRMAlpha is the p-value below which a sample-ratio mismatch is called:
 // the arms' shares are too far from the holdout share for the assignment
@@ -29,9 +30,13 @@ const (
 	DefaultCSTarget = 1000
 )
 
-// RandomisedRow is the randomised effect of one rule set version.
+// RandomisedRow is the randomised effect of one rule set version (Rule
+// empty), or of one of its rules with a holdout of its own (Rule its id:
+// the arms are the sessions of the set's rules arm that applied the rule
+// and those that held it out).
 type RandomisedRow struct {
 	Ruleset string  `json:"ruleset"`
+	Rule    string  `json:"rule,omitempty"`
 	Holdout float64 `json:"holdout"` // the share held out
 	// Units (sessions, or workspaces) and sessions of each arm; mixed
 	// units were reported in both arms and are left out.
@@ -136,8 +141,9 @@ func srm(k, n int64, h float64) *float64 {
 }
 
 // Randomised runs queries/analyze/effect_randomised.sql: one row per rule
-// set version with a holdout, its effects, and whether its assignment
-// checks out. metric names the verdict's metric (EffectConfig.Metric).
+// set version with a holdout, then one per rule of it with a holdout of its
+// own, their effects, and whether each assignment checks out. metric names
+// the verdict's metric (EffectConfig.Metric).
 func Randomised(ctx context.Context, src Source, f Filter, metric string) ([]RandomisedRow, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -150,6 +156,7 @@ func Randomised(ctx context.Context, src Source, f Filter, metric string) ([]Ran
 	err = eachRow(t, func(r *row) error {
 		x := RandomisedRow{
 			Ruleset:         r.need("ruleset"),
+			Rule:            r.text("rule"),
 			Holdout:         orNaN(r.float("holdout")),
 			UnitsRules:      r.int("units_rules"),
 			UnitsHoldout:    r.int("units_holdout"),
@@ -163,7 +170,7 @@ func Randomised(ctx context.Context, src Source, f Filter, metric string) ([]Ran
 		x.AssignmentOK = true
 		switch {
 		case r.int("holdouts") > 1:
-			x.AssignmentOK, x.Problem = false, "the version's sessions reported different holdout shares"
+			x.AssignmentOK, x.Problem = false, "the sessions reported different holdout shares"
 		case x.MixedUnits > 0:
 			x.AssignmentOK, x.Problem = false, fmt.Sprintf("%d units were reported in both arms", x.MixedUnits)
 		case x.SRMPValue != nil && *x.SRMPValue < SRMAlpha:
@@ -247,7 +254,7 @@ func orNaN(p *float64) float64 {
 func Guard(rows []RandomisedRow, inForce string, history []ruleset.RuleSet, metric string, at time.Time) (*ruleset.RuleSet, bool) {
 	harmful := map[string]RandomisedRow{}
 	for _, r := range rows {
-		if r.Verdict == EffectHarmful {
+		if r.Rule == "" && r.Verdict == EffectHarmful {
 			harmful[r.Ruleset] = r
 		}
 	}
@@ -274,20 +281,27 @@ func Guard(rows []RandomisedRow, inForce string, history []ruleset.RuleSet, metr
 	return &ruleset.RuleSet{GeneratedAt: at.UTC(), RolledBack: rb, Rules: []ruleset.Rule{}}, true
 }
 
-// Rolled is a key Guard rolled back: the learned set it did not publish,
-// and the set published instead (RolledBack holds the evidence).
-type Rolled struct {
-	Key     string
-	Learned string
-	Set     *ruleset.RuleSet
+// Guarded is a key the guard changed: the learned set it did not publish
+// as learned, and the set to publish instead: RolledBack set when the set
+// in force was harmful (Guard), Retired the rules it newly took out as
+// harmful alone (Retire).
+type Guarded struct {
+	Key        string
+	Learned    string
+	Set        *ruleset.RuleSet
+	RolledBack bool
+	Retired    []ruleset.Retired
 }
 
-// GuardKeys runs Guard for each key of sets (a rule set key and the set
-// learned for it; nil sets are left alone), with the key's history from
-// history (newest first; the set in force first), and replaces the sets it
-// rolls back in place. It returns those, in key order.
-func GuardKeys(rows []RandomisedRow, sets map[string]*ruleset.RuleSet, history func(key string) ([]ruleset.RuleSet, error), metric string, at time.Time) ([]Rolled, error) {
-	var out []Rolled
+// GuardKeys runs the guard for each key of sets (a rule set key and the
+// set learned for it; nil sets are left alone), with the key's history
+// from history (newest first; the set in force first): Guard, which may
+// replace the learned set with the last good one, then Retire on the set
+// to publish, which takes out the rules harmful alone and carries on the
+// set in force's retired list. It replaces the sets in place and returns
+// the keys it changed, in key order.
+func GuardKeys(rows []RandomisedRow, sets map[string]*ruleset.RuleSet, history func(key string) ([]ruleset.RuleSet, error), metric string, at time.Time) ([]Guarded, error) {
+	var out []Guarded
 	for _, key := range slices.Sorted(maps.Keys(sets)) {
 		learned := sets[key]
 		if learned == nil {
@@ -297,13 +311,80 @@ func GuardKeys(rows []RandomisedRow, sets map[string]*ruleset.RuleSet, history f
 		if err != nil {
 			return out, err
 		}
-		if len(hist) == 0 {
-			continue
+		g := Guarded{Key: key, Learned: learned.Version, Set: learned}
+		var inForce *ruleset.RuleSet
+		if len(hist) > 0 {
+			inForce = &hist[0]
+			if rb, ok := Guard(rows, hist[0].Version, hist, metric, at); ok {
+				g.Set, g.RolledBack = rb, true
+			}
 		}
-		if rb, ok := Guard(rows, hist[0].Version, hist, metric, at); ok {
-			sets[key] = rb
-			out = append(out, Rolled{Key: key, Learned: learned.Version, Set: rb})
+		g.Retired = Retire(g.Set, inForce, rows, metric, at)
+		if g.RolledBack || len(g.Retired) > 0 {
+			sets[key] = g.Set
+			out = append(out, g)
 		}
 	}
 	return out, nil
+}
+
+// SetRows are the rows of whole rule sets, RuleRows those of single rules.
+func SetRows(rows []RandomisedRow) []RandomisedRow {
+	return slices.DeleteFunc(slices.Clone(rows), func(r RandomisedRow) bool { return r.Rule != "" })
+}
+
+// RuleRows are the rows of rules with a holdout of their own.
+func RuleRows(rows []RandomisedRow) []RandomisedRow {
+	return slices.DeleteFunc(slices.Clone(rows), func(r RandomisedRow) bool { return r.Rule == "" })
+}
+
+// Retire takes out of the learned set the rules that are harmful alone:
+// those whose own randomised verdict (rows of rules, any version) is
+// harmful on metric, and those already retired in the key's set in force
+// (inForce, which may be nil). The rules left keep their order; Retired
+// lists every retired rule, the newly retired with their evidence, and
+// Version is recomputed when a rule went. It returns the newly retired.
+func Retire(learned *ruleset.RuleSet, inForce *ruleset.RuleSet, rows []RandomisedRow, metric string, at time.Time) []ruleset.Retired {
+	if learned == nil {
+		return nil
+	}
+	retired := map[string]bool{}
+	var list []ruleset.Retired
+	if inForce != nil {
+		for _, r := range inForce.Retired {
+			if !retired[r.Rule] {
+				retired[r.Rule] = true
+				list = append(list, r)
+			}
+		}
+	}
+	for _, r := range learned.Retired {
+		if !retired[r.Rule] {
+			retired[r.Rule] = true
+			list = append(list, r)
+		}
+	}
+	var fresh []ruleset.Retired
+	for _, x := range rows {
+		if x.Rule == "" || x.Verdict != EffectHarmful || retired[x.Rule] {
+			continue
+		}
+		rt := ruleset.Retired{Rule: x.Rule, Rollback: ruleset.Rollback{Version: x.Ruleset, Metric: metric,
+			SessionsRules: x.SessionsRules, SessionsHoldout: x.SessionsHoldout, At: at.UTC()}}
+		for _, m := range x.Metrics {
+			if m.Metric == metric && m.Effect != nil && m.CI != nil {
+				rt.Effect, rt.Lo, rt.Hi = *m.Effect, m.CI.Lo, m.CI.Hi
+			}
+		}
+		retired[x.Rule] = true
+		list = append(list, rt)
+		fresh = append(fresh, rt)
+	}
+	learned.Retired = list
+	kept := slices.DeleteFunc(slices.Clone(learned.Rules), func(r ruleset.Rule) bool { return retired[r.ID] })
+	if len(kept) != len(learned.Rules) {
+		learned.Rules = kept
+		learned.Version = ruleSetVersion(kept)
+	}
+	return fresh
 }

@@ -226,3 +226,104 @@ func TestRandomisedBeatsObservational(t *testing.T) {
 type discard struct{}
 
 func (discard) Send(context.Context, *events.Event) error { return nil }
+
+// TestRandomisedRuleEffect: rules with a holdout of their own (a 30% share
+// within the rules arm), among them a harmful rule per task type planted
+// (avoid the type's best tool, instead its worst). Each rule's row has the
+// simulator's own count of the sessions that applied it and held it out;
+// no learned rule is judged harmful, a planted one is (seed 2: planted:search,
+// −8.9 pts [−17.9, −0.0]; the others lean harmful too, but one rule bears
+// only on its own type's tasks, so its effect is diluted), and Retire takes
+// out exactly the rules judged harmful, recording the evidence, and the
+// next set of the key carries the list on.
+func TestRandomisedRuleEffect(t *testing.T) {
+	ctx := t.Context()
+	d := testdb.New(t, testdb.Options{})
+	sc := sim.Default()
+	gen := func(name string, seed uint64, n int, start time.Time, rules func(string) ruleset.RuleSet) sim.Summary {
+		var sum sim.Summary
+		d.Load(t, testdb.Generate(t, name, func(ctx context.Context, sink agent.Sink) error {
+			var err error
+			sum, err = sim.Run(ctx, sim.Config{Scenario: sc, Seed: seed, Sessions: n, Concurrency: 2, Ordered: true, Start: start, Rules: rules}, sink)
+			return err
+		}))
+		return sum
+	}
+	start := sim.DefaultStart
+	gen("generation 1", 1, 400, start, nil)
+	src := DB{DB: d.Store().DB()}
+	rs, err := LearnRules(ctx, src, Filter{}, taxonomy.Default(), DefaultRulesConfig(), start.AddDate(0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := map[string]bool{}
+	for _, tt := range sc.Truth().Types {
+		worst := ""
+		for _, tool := range sc.Tools {
+			if tool.Name != tt.BestTool && (worst == "" || sc.Success(tool.Name, tt.TaskType) < sc.Success(worst, tt.TaskType)) {
+				worst = tool.Name
+			}
+		}
+		id := "planted:" + tt.TaskType
+		planted[id] = true
+		rs.Rules = append(rs.Rules, ruleset.Rule{ID: id, Kind: ruleset.KindAvoid, TaskType: tt.TaskType, ToolHint: tt.BestTool, Instead: worst})
+	}
+	rs.Version = RuleSetVersion(rs.Rules)
+	SetHoldout(0.1, rs)
+	SetRuleHoldout(0.3, rs)
+	sum := gen("generation 2", 2, 1500, start.AddDate(0, 0, 1), func(string) ruleset.RuleSet { return *rs })
+
+	rows, err := Randomised(ctx, src, Filter{}, EffectOnFirstTry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(RuleRows(rows)) != len(rs.Rules) || len(SetRows(rows)) != 1 {
+		t.Fatalf("%d set rows and %d rule rows, want 1 and %d", len(SetRows(rows)), len(RuleRows(rows)), len(rs.Rules))
+	}
+	harmful := map[string]bool{}
+	for _, r := range RuleRows(rows) {
+		truth := sum.RuleArms[r.Rule]
+		on, off := truth[ruleset.ArmRules], truth[ruleset.ArmHoldout]
+		if on == nil || off == nil {
+			t.Fatalf("rule %s: simulator arms %v", r.Rule, truth)
+		}
+		if r.Ruleset != rs.Version || r.UnitsRules != on.Sessions || r.UnitsHoldout != off.Sessions || r.Holdout != 0.3 || !r.AssignmentOK {
+			t.Errorf("rule %s: %d / %d units in %s (share %v, ok %v %s), want the simulator's %d / %d", r.Rule, r.UnitsRules, r.UnitsHoldout, r.Ruleset, r.Holdout, r.AssignmentOK, r.Problem, on.Sessions, off.Sessions)
+		}
+		m := r.Metrics[1]
+		if m.Rules == nil || *m.Rules != float64(on.FirstTry)/float64(on.Sessions) || *m.Holdout != float64(off.FirstTry)/float64(off.Sessions) {
+			t.Errorf("rule %s: first-try %v / %v, want %d/%d and %d/%d", r.Rule, m.Rules, m.Holdout, on.FirstTry, on.Sessions, off.FirstTry, off.Sessions)
+		}
+		t.Logf("%-28s %4d / %3d  %+.1f pts [%+.1f, %+.1f] %s", r.Rule, r.UnitsRules, r.UnitsHoldout, 100**m.Effect, 100*m.CI.Lo, 100*m.CI.Hi, r.Verdict)
+		if r.Verdict == EffectHarmful {
+			harmful[r.Rule] = true
+		}
+		if !planted[r.Rule] && r.Verdict == EffectHarmful {
+			t.Errorf("learned rule %s judged harmful", r.Rule)
+		}
+	}
+	if len(harmful) == 0 {
+		t.Fatal("no planted rule was judged harmful")
+	}
+	learned := *rs
+	fresh := Retire(&learned, nil, rows, EffectOnFirstTry, start)
+	if len(fresh) != len(harmful) || len(learned.Retired) != len(harmful) || len(learned.Rules) != len(rs.Rules)-len(harmful) || learned.Version == rs.Version {
+		t.Fatalf("retired %d (%d listed), %d rules left of %d, version %s: want the %d harmful ones out", len(fresh), len(learned.Retired), len(learned.Rules), len(rs.Rules), learned.Version, len(harmful))
+	}
+	for _, r := range fresh {
+		if !harmful[r.Rule] || r.Version != rs.Version || r.Effect >= 0 || r.Hi >= 0 {
+			t.Errorf("retired %+v, want a harmful rule with its evidence", r)
+		}
+	}
+	for _, r := range learned.Rules {
+		if harmful[r.ID] {
+			t.Errorf("rule %s still in the set", r.ID)
+		}
+	}
+	// The next set of the key carries the list on, and leaves the rule out
+	// even with no new evidence.
+	next := *rs
+	if Retire(&next, &learned, nil, EffectOnFirstTry, start); len(next.Retired) != len(harmful) || len(next.Rules) != len(learned.Rules) {
+		t.Errorf("next set: %d retired, %d rules, want %d and %d", len(next.Retired), len(next.Rules), len(harmful), len(learned.Rules))
+	}
+}

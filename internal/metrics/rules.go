@@ -37,6 +37,27 @@ func SetHoldout(share float64, sets ...*ruleset.RuleSet) {
 	}
 }
 
+// SetRuleHoldout gives every rule of each set that holds out a share of
+// its own (Holdout > 0) a holdout of its own, share (0: none): within the
+// set's rules arm each rule is then held out of a session with this
+// probability, drawn independently per rule (ruleset.AssignRule). The
+// draws make a factorial design: each rule's randomised effect is its
+// effect averaged over the other rules' arms, which is its effect alone
+// where rules do not interact.
+func SetRuleHoldout(share float64, sets ...*ruleset.RuleSet) {
+	for _, rs := range sets {
+		if rs == nil {
+			continue
+		}
+		for i := range rs.Rules {
+			rs.Rules[i].Holdout = 0
+			if rs.Holdout > 0 {
+				rs.Rules[i].Holdout = share
+			}
+		}
+	}
+}
+
 // DefaultRulesConfig returns the documented defaults.
 func DefaultRulesConfig() RulesConfig {
 	return RulesConfig{

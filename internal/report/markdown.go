@@ -113,11 +113,15 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 
 	p("## Rule effects\n\n")
 	if len(r.RandomisedEffects) > 0 {
-		p("**Randomised** — each rule set's rules arm against its holdout arm (sessions assigned at random by the agent), with always-valid 95%% intervals; verdict on %s.\n\n", r.Settings.Metric)
-		head("rule set", "sessions rules / holdout", "holdout share (expected)", "assignment", "rules", "holdout", "difference", "always-valid 95% CI", "verdict")
+		p("**Randomised** — each rule set's rules arm against its holdout arm (sessions assigned at random by the agent), and each rule with a holdout of its own (its set's rules arm applying it against holding it out), with always-valid 95%% intervals; verdict on %s.\n\n", r.Settings.Metric)
+		head("rule set", "rule", "sessions rules / holdout", "holdout share (expected)", "assignment", "rules", "holdout", "difference", "always-valid 95% CI", "verdict")
 		for _, x := range r.RandomisedEffects {
 			m := randomisedOf(x, r.Settings.Metric)
-			row("`"+x.Ruleset+"`", fmt.Sprintf("%d / %d", x.SessionsRules, x.SessionsHoldout), fmt.Sprintf("%s (%.0f%%)", pct(x.HoldoutShare), 100*x.Holdout),
+			rule := "(the set)"
+			if x.Rule != "" {
+				rule = "`" + x.Rule + "`"
+			}
+			row("`"+x.Ruleset+"`", rule, fmt.Sprintf("%d / %d", x.SessionsRules, x.SessionsHoldout), fmt.Sprintf("%s (%.0f%%)", pct(x.HoldoutShare), 100*x.Holdout),
 				assignmentText(x), pct(m.Rules), pct(m.Holdout), ptsOf(m.Effect), ptsCI(m.CI), verdictText(x.Verdict))
 		}
 		p("\n**Observational** — sessions that loaded a rule set or rule against comparable sessions that did not.\n\n")

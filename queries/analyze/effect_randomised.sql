@@ -1,7 +1,10 @@
 -- analyze effect (randomised): for each rule set version that held out a
 -- share of its sessions (agent.session.started assignment, v1.4;
 -- session_assignments), its two randomised arms, rules and holdout, over
--- the ended sessions of the window.
+-- the ended sessions of the window; and for each rule with a holdout of
+-- its own (assignment.rules; session_rule_assignments), the rule's two
+-- arms within the set's rules arm: sessions applying it against those
+-- holding it out, the other rules drawn on their own in both.
 -- Parameters: $since, $until (TIMESTAMPTZ; NULL = open), $agent, $model,
 -- $task_type (VARCHAR; NULL = no filter), as replans.sql ($by is not used:
 -- the arms are compared whole, as they were randomised).
@@ -14,15 +17,15 @@
 --   replanned     a valid replan (every ended session counts)
 --   tokens        input + output tokens per session (model_calls), over its
 --                 sessions with any (NULL when none reported tokens)
--- One row per version: the share (holdout; holdouts > 1 when the
--- version's sessions reported several), the units and sessions of each
--- arm, mixed_units (units reported in both arms: a broken assignment, left
--- out), per arm and metric n_<arm>_u_<m> (units with a y), sy_<arm>_<m>
--- (Σ y) and sy2_<arm>_<m> (Σ y²), and the session counts of each arm
--- (k_<arm>_<m> of n_<arm>_<m>; tokens: the sum and the sessions with
--- tokens). The analyzer derives the effect (the difference of the arms'
--- unit means, rules minus holdout), its always-valid interval and the
--- sample-ratio check.
+-- One row per version (rule NULL), then one per version and rule (rule:
+-- its id): the share (holdout; holdouts > 1 when the sessions reported
+-- several), the units and sessions of each arm, mixed_units (units
+-- reported in both arms: a broken assignment, left out), per arm and
+-- metric n_<arm>_u_<m> (units with a y), sy_<arm>_<m> (Σ y) and
+-- sy2_<arm>_<m> (Σ y²), and the session counts of each arm (k_<arm>_<m> of
+-- n_<arm>_<m>; tokens: the sum and the sessions with tokens). The analyzer
+-- derives the effect (the difference of the arms' unit means, rules minus
+-- holdout), its always-valid interval and the sample-ratio check.
 WITH s AS (
 -- @include include/selected_sessions.sql
       AND ended
@@ -31,15 +34,24 @@ WITH s AS (
     FROM model_calls SEMI JOIN s USING (session)
     WHERE input_tokens IS NOT NULL OR output_tokens IS NOT NULL
     GROUP BY session
+), arms AS (
+    -- the set's arm of each session, and each rule's own arm (drawn in
+    -- the set's rules arm, reported by the same start event)
+    SELECT session, source, event_id, ruleset, CAST(NULL AS VARCHAR) AS rule, arm, holdout
+    FROM session_assignments
+    UNION ALL
+    SELECT session, source, event_id, ruleset, rule, arm, holdout
+    FROM session_rule_assignments
 ), sess AS (
-    SELECT a.ruleset, a.arm, a.holdout,
+    SELECT x.ruleset, x.rule, x.arm, x.holdout,
            CASE WHEN a.unit = 'workspace' THEN 'w:' || coalesce(a.unit_id, a.session) ELSE 's:' || a.session END AS unit,
            s.unknown_outcome, s.success, s.first_try_success, s.replanned, tok.tokens
-    FROM session_assignments a
+    FROM arms x
+    JOIN session_assignments a USING (session, source, event_id)
     JOIN s USING (session)
     LEFT JOIN tok USING (session)
 ), units AS (
-    SELECT ruleset, unit,
+    SELECT ruleset, rule, unit,
            count(DISTINCT arm) AS arms,
            min(arm) AS arm,
            max(holdout) AS h,
@@ -49,12 +61,12 @@ WITH s AS (
            avg(CAST(replanned AS DOUBLE))                                            AS y_replanned,
            avg(CAST(tokens AS DOUBLE))                                               AS y_tokens
     FROM sess
-    GROUP BY ruleset, unit
+    GROUP BY ruleset, rule, unit
 ), per_version AS (
     -- per arm and metric: the units with a y, Σ y and Σ y² (summed as
     -- decimals, so that no order of summation changes a digit); units in
     -- both arms (mixed) are left out
-    SELECT ruleset,
+    SELECT ruleset, rule,
            max(h)                                               AS holdout,
            count(DISTINCT h)                                    AS holdouts,
            count(*) FILTER (WHERE arm = 'rules' AND arms = 1)   AS units_rules,
@@ -87,9 +99,9 @@ WITH s AS (
            CAST(sum(CAST(y_tokens AS DECIMAL(38, 9))) FILTER (WHERE arm = 'holdout' AND arms = 1) AS DOUBLE) AS sy_holdout_tokens,
            CAST(sum(CAST(y_tokens * y_tokens AS DECIMAL(38, 6))) FILTER (WHERE arm = 'holdout' AND arms = 1) AS DOUBLE) AS sy2_holdout_tokens
     FROM units
-    GROUP BY ruleset
+    GROUP BY ruleset, rule
 ), arm_counts AS (
-    SELECT ruleset,
+    SELECT ruleset, rule,
            count(*) FILTER (WHERE arm = 'rules' AND NOT unknown_outcome)                       AS n_rules_success,
            count(*) FILTER (WHERE arm = 'rules' AND success)                                   AS k_rules_success,
            count(*) FILTER (WHERE arm = 'holdout' AND NOT unknown_outcome)                     AS n_holdout_success,
@@ -105,8 +117,9 @@ WITH s AS (
            count(tokens) FILTER (WHERE arm = 'holdout')                                        AS n_holdout_tokens,
            CAST(coalesce(sum(tokens) FILTER (WHERE arm = 'holdout'), 0) AS BIGINT)             AS sum_holdout_tokens
     FROM sess
-    GROUP BY ruleset
+    GROUP BY ruleset, rule
 )
-SELECT *
-FROM per_version JOIN arm_counts USING (ruleset)
-ORDER BY ruleset;
+SELECT p.*, c.* EXCLUDE (ruleset, rule)
+FROM per_version p
+JOIN arm_counts c ON c.ruleset = p.ruleset AND c.rule IS NOT DISTINCT FROM p.rule
+ORDER BY p.ruleset, p.rule NULLS FIRST;

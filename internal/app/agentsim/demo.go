@@ -60,6 +60,7 @@ type demoOptions struct {
 	dir, db     string
 	generations int
 	holdout     float64
+	ruleHoldout float64
 	plant       int
 	json        bool
 }
@@ -69,6 +70,7 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	fs := newFlagSet("agentsim demo", demoHead(ctx), stderr)
 	fs.IntVar(&o.generations, "generations", 4, "generations to run")
 	fs.Float64Var(&o.holdout, "holdout", metrics.DefaultHoldout, "share of sessions each learned rule set holds out as a randomised control (0 to 0.5)")
+	fs.Float64Var(&o.ruleHoldout, "rule-holdout", 0, "share of the rules arm's sessions each learned rule is held out of on its own, for its own randomised effect (0 to 0.5; needs -holdout > 0)")
 	fs.IntVar(&o.plant, "plant-harmful", 0, "the `generation` (2 or later) that runs with harmful rules planted among the learned ones, for the guard to catch by their randomised effect and roll back (0: none)")
 	fs.IntVar(&o.sessions, "sessions", 0, "sessions per generation (default: the scenario's fleet.sessions, 400 in the default scenario)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random `seed`: the same seed gives the same curve")
@@ -93,6 +95,12 @@ func parseDemo(ctx context.Context, args []string, stderr io.Writer) (*demoOptio
 	}
 	if !(o.holdout >= 0 && o.holdout <= ruleset.MaxHoldout) {
 		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", o.holdout, ruleset.MaxHoldout))
+	}
+	switch {
+	case !(o.ruleHoldout >= 0 && o.ruleHoldout <= ruleset.MaxHoldout):
+		errs = append(errs, fmt.Errorf("-rule-holdout %v: want a share in [0, %v]", o.ruleHoldout, ruleset.MaxHoldout))
+	case o.ruleHoldout > 0 && o.holdout == 0:
+		errs = append(errs, errors.New("-rule-holdout needs -holdout > 0: a rule's own arm is drawn within the set's rules arm"))
 	}
 	errs = append(errs, o.problems()...)
 	if err := errors.Join(errs...); err != nil {
@@ -121,6 +129,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		DB:           o.db,
 		Rules:        metrics.DefaultRulesConfig(),
 		Holdout:      o.holdout,
+		RuleHoldout:  o.ruleHoldout,
 		PlantHarmful: o.plant,
 		Progress:     stderr,
 		Log:          log,

@@ -32,7 +32,10 @@ tokens per session: the difference of the arms' means with an always-valid
 rate), and a sample-ratio check (the holdout's share against the rule set's,
 chi-square, p < 0.001 calls a mismatch) that withholds the effect when the
 assignment does not check out. Its verdict on -metric: helpful, harmful,
-undecided or withheld.
+undecided or withheld. Each rule with a holdout of its own (analyze rules
+-rule-holdout) gets a row of its own after its set's (rule set): within the
+set's rules arm, the sessions that applied it against those that held it
+out.
 
 JSON: rows are the observational effects, extra.randomised the randomised
 ones; a table shows the randomised ones first; CSV and ndjson show -view
@@ -74,7 +77,11 @@ ones; a table shows the randomised ones first; CSV and ndjson show -view
 	}
 	for _, r := range rnd {
 		if !r.AssignmentOK {
-			env.Notes = append(env.Notes, fmt.Sprintf("rule set %s: randomised effect withheld: %s", r.Ruleset, r.Problem))
+			what := "rule set " + r.Ruleset
+			if r.Rule != "" {
+				what = "rule " + r.Rule + " in " + what
+			}
+			env.Notes = append(env.Notes, fmt.Sprintf("%s: randomised effect withheld: %s", what, r.Problem))
 		}
 	}
 	switch c.format {
@@ -97,6 +104,7 @@ ones; a table shows the randomised ones first; CSV and ndjson show -view
 // effectExtra is the "extra" section of `analyze effect` JSON output.
 type effectExtra struct {
 	// Randomised are the randomised effects, one per rule set version
-	// with a holdout (metrics.RandomisedRow).
+	// with a holdout and one per rule with a holdout of its own
+	// (metrics.RandomisedRow).
 	Randomised []metrics.RandomisedRow `json:"randomised"`
 }

@@ -30,15 +30,17 @@ const rulesSummary = "learned hint rules (prefer, avoid, replace) with their evi
 
 // rulesFlags are the flags of analyze rules besides the common ones.
 type rulesFlags struct {
-	cfg       metrics.RulesConfig
-	holdout   float64
-	guard     string // the metric the publish guard judges on; "" or "off": none
-	out       string
-	skillLite bool
-	workspace string
-	publish   bool
-	bucket    bus.RulesBucketConfig
-	natsURL   string
+	cfg     metrics.RulesConfig
+	holdout float64
+	// ruleHoldout is each rule's own holdout share (-rule-holdout).
+	ruleHoldout float64
+	guard       string // the metric the publish guard judges on; "" or "off": none
+	out         string
+	skillLite   bool
+	workspace   string
+	publish     bool
+	bucket      bus.RulesBucketConfig
+	natsURL     string
 }
 
 // runRules is `analyze rules`.
@@ -65,16 +67,22 @@ Each rule set with rules holds out -holdout of the sessions as a randomised
 control: an agent assigns each session to an arm from the rule set's version
 and the session id, applies no rule in the holdout arm and reports the arm
 (schema/README.md, "Randomised holdouts"); 0 turns the holdout off.
-Before -publish writes a key, the guard reads the randomised effect of the
-set the key holds (its rules arm against its holdout arm, over the sessions
--since/-until select) on -guard: when it is harmful with confidence, the
-key gets the last good set of its history instead of the learned one, with
-a rolled_back record of the evidence ("off" skips the guard).`, stderr)
+-rule-holdout gives every rule a holdout of its own as well: within the
+rules arm each rule is held out of a session with that share, drawn
+independently per rule, so that each rule's effect alone is randomised too.
+Before -publish writes a key, the guard reads the randomised effects (over
+the sessions -since/-until select) on -guard: when that of the set the key
+holds (its rules arm against its holdout arm) is harmful with confidence,
+the key gets the last good set of its history instead of the learned one,
+with a rolled_back record of the evidence; a rule whose own effect is
+harmful is retired: left out of the set, and listed in its retired record,
+which every later set of the key carries on ("off" skips the guard).`, stderr)
 	f := rulesFlags{cfg: metrics.DefaultRulesConfig(), bucket: bus.DefaultRulesBucket()}
 	fs.Int64Var(&f.cfg.MinCalls, "min-calls", f.cfg.MinCalls, "calls of a hint in a task type that prefer and avoid need")
 	ruleFlags(fs, &f.cfg, "")
 	c.withTaxonomy(fs)
 	fs.Float64Var(&f.holdout, "holdout", metrics.DefaultHoldout, "share of sessions held out as a randomised control, 0 to 0.5")
+	fs.Float64Var(&f.ruleHoldout, "rule-holdout", 0, "share of the rules arm's sessions each rule is held out of on its own, 0 to 0.5 (needs -holdout > 0; 0: none)")
 	fs.StringVar(&f.guard, "guard", metrics.EffectOnSuccess, "-publish: the metric the rollback guard judges the set in force on ("+strings.Join(metrics.EffectMetrics, ", ")+"), or off")
 	fs.StringVar(&f.out, "out", "", "write to this `file` instead of stdout")
 	fs.BoolVar(&f.skillLite, "skilllite", false, "write SkillLite's planning rules (an array of PlanningRule)")
@@ -100,8 +108,10 @@ a rolled_back record of the evidence ("off" skips the guard).`, stderr)
 		}
 	}
 	metrics.SetHoldout(f.holdout, rs)
+	metrics.SetRuleHoldout(f.ruleHoldout, rs)
 	for _, set := range byAgent {
 		metrics.SetHoldout(f.holdout, set)
+		metrics.SetRuleHoldout(f.ruleHoldout, set)
 	}
 	if err := writeRules(c, f, c.tax, rs, stdout); err != nil {
 		return err
@@ -136,6 +146,12 @@ func (f *rulesFlags) check(c *common, fs *flag.FlagSet) error {
 	}
 	if !(f.holdout >= 0 && f.holdout <= ruleset.MaxHoldout) {
 		errs = append(errs, fmt.Errorf("-holdout %v: want a share in [0, %v]", f.holdout, ruleset.MaxHoldout))
+	}
+	switch {
+	case !(f.ruleHoldout >= 0 && f.ruleHoldout <= ruleset.MaxHoldout):
+		errs = append(errs, fmt.Errorf("-rule-holdout %v: want a share in [0, %v]", f.ruleHoldout, ruleset.MaxHoldout))
+	case f.ruleHoldout > 0 && f.holdout == 0:
+		errs = append(errs, errors.New("-rule-holdout needs -holdout > 0: a rule's own arm is drawn within the set's rules arm"))
 	}
 	if len(c.filter.By) > 0 {
 		errs = append(errs, fmt.Errorf("-by %v: rules are learned per task type (use -agent for one agent's rules)", c.filter.By))
@@ -276,9 +292,15 @@ func publishRules(ctx context.Context, f rulesFlags, conn bus.ConnConfig, global
 			return err
 		}
 		for _, x := range rolled {
-			r := x.Set.RolledBack
-			fmt.Fprintf(stderr, "rules: %s/%s: %s's randomised effect on %s is harmful (%+.1f pts [%+.1f, %+.1f], %d / %d sessions): rolled back to %s instead of publishing %s\n",
-				f.bucket.Bucket, x.Key, r.Version, r.Metric, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, versionOrNone(x.Set.Version), x.Learned)
+			if x.RolledBack {
+				r := x.Set.RolledBack
+				fmt.Fprintf(stderr, "rules: %s/%s: %s's randomised effect on %s is harmful (%+.1f pts [%+.1f, %+.1f], %d / %d sessions): rolled back to %s instead of publishing %s\n",
+					f.bucket.Bucket, x.Key, r.Version, r.Metric, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, versionOrNone(x.Set.Version), x.Learned)
+			}
+			for _, r := range x.Retired {
+				fmt.Fprintf(stderr, "rules: %s/%s: rule %s retired: its own randomised effect on %s in %s is harmful (%+.1f pts [%+.1f, %+.1f], %d applying / %d holding it out); publishing %s without it\n",
+					f.bucket.Bucket, x.Key, r.Rule, r.Metric, r.Version, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout, versionOrNone(x.Set.Version))
+			}
 		}
 		if global != nil {
 			global = sets[ruleset.GlobalKey]

@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/evosignal/evosignal/internal/metrics"
@@ -31,6 +32,9 @@ func WriteCurve(w io.Writer, curve []Generation) error {
 		}
 		if g.RolledBack != "" {
 			fmt.Fprintf(w, "after generation %d: %s's randomised effect was harmful: rolled back to the last good set, %s\n", g.Generation, g.RolledBack, g.LearnedRuleset)
+		}
+		if len(g.Retired) > 0 {
+			fmt.Fprintf(w, "after generation %d: retired, each harmful by its own randomised effect: %s\n", g.Generation, strings.Join(g.Retired, ", "))
 		}
 	}
 	if len(curve) > 1 {
@@ -75,7 +79,7 @@ func WriteEffects(w io.Writer, effects []Effect) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "rule set\tsessions rules / holdout\trandomised effect on first-try success\tverdict\tobservational effect")
+	fmt.Fprintln(tw, "rule set\trule\tsessions rules / holdout\trandomised effect on first-try success\tverdict\tobservational effect")
 	for _, e := range effects {
 		r := e.Randomised
 		rnd := "withheld: " + e.Assignment
@@ -86,7 +90,11 @@ func WriteEffects(w io.Writer, effects []Effect) error {
 		if o := e.Observational; o != nil {
 			obs = fmt.Sprintf("%s → %s: %s %s", Pct(o.ControlRate), Pct(o.TreatedRate), pts(o.Difference), ptsCI(o.DifferenceCI))
 		}
-		fmt.Fprintf(tw, "%s\t%d / %d\t%s\t%s\t%s\n", e.Ruleset, r.SessionsRules, r.SessionsHoldout, rnd, e.Verdict, obs)
+		rule := "(the set)"
+		if e.Rule != "" {
+			rule = e.Rule
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d / %d\t%s\t%s\t%s\n", e.Ruleset, rule, r.SessionsRules, r.SessionsHoldout, rnd, e.Verdict, obs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -35,6 +35,9 @@ type Config struct {
 	// Holdout is the share of sessions each learned rule set holds out as
 	// a randomised control (analyze rules -holdout); 0: none.
 	Holdout float64
+	// RuleHoldout is each rule's own holdout share within the rules arm
+	// (analyze rules -rule-holdout); 0: none.
+	RuleHoldout float64
 	// PlantHarmful, when > 1, is the generation that runs with harmful
 	// rules planted among the learned ones (an avoid rule against each
 	// task type's best tool); the guard (metrics.Guard) should catch them
@@ -59,7 +62,9 @@ type Result struct {
 
 // Effect is one rule set's effect on first-try success, both ways.
 type Effect struct {
-	Ruleset       string                   `json:"ruleset"`
+	Ruleset string `json:"ruleset"`
+	// Rule is set for a rule's own effect (its per-rule holdout).
+	Rule          string                   `json:"rule,omitempty"`
 	Randomised    metrics.RandomisedMetric `json:"randomised"`
 	Verdict       string                   `json:"randomised_verdict"`
 	Assignment    string                   `json:"assignment"` // ok, or the problem
@@ -84,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Report = page
 	for _, x := range rep.RandomisedEffects {
-		e := Effect{Ruleset: x.Ruleset, Verdict: x.Verdict, Assignment: "ok"}
+		e := Effect{Ruleset: x.Ruleset, Rule: x.Rule, Verdict: x.Verdict, Assignment: "ok"}
 		if !x.AssignmentOK {
 			e.Assignment = x.Problem
 		}
@@ -94,7 +99,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			}
 		}
 		for _, o := range rep.Effects {
-			if o.Kind == "ruleset" && o.ID == x.Ruleset {
+			if x.Rule == "" && o.Kind == "ruleset" && o.ID == x.Ruleset || x.Rule != "" && o.Kind == "rule" && o.ID == x.Rule {
 				e.Observational = &o.FirstTrySuccess
 			}
 		}

@@ -61,6 +61,9 @@ type Generation struct {
 	// guard publish the last good set instead of the learned one.
 	Planted    string `json:"planted,omitempty"`
 	RolledBack string `json:"rolled_back,omitempty"`
+	// Retired are the rules the guard retired after this generation, each
+	// harmful alone by its own randomised effect (Config.RuleHoldout).
+	Retired []string `json:"retired,omitempty"`
 }
 
 // runLoop runs the generations: simulate (the agents load the rules the
@@ -155,15 +158,19 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 		if err != nil {
 			return curve, fmt.Errorf("generation %d: learn rules per agent: %w", g, err)
 		}
-		metrics.SetHoldout(cfg.Holdout, global)
-		for _, set := range byAgent {
-			metrics.SetHoldout(cfg.Holdout, set)
-		}
 		if g+1 == cfg.PlantHarmful {
 			global = plantHarmful(global, cfg.Scenario)
 			for k, set := range byAgent {
 				byAgent[k] = plantHarmful(set, cfg.Scenario)
 			}
+		}
+		metrics.SetHoldout(cfg.Holdout, global)
+		metrics.SetRuleHoldout(cfg.RuleHoldout, global)
+		for _, set := range byAgent {
+			metrics.SetHoldout(cfg.Holdout, set)
+			metrics.SetRuleHoldout(cfg.RuleHoldout, set)
+		}
+		if g+1 == cfg.PlantHarmful {
 			gen.Planted = global.Version
 			say("generation %d/%d: planted harmful rules: the next generation runs %s", g, cfg.Generations, global.Version)
 		} else if g < cfg.Generations {
@@ -181,10 +188,19 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 				return curve, fmt.Errorf("generation %d: %w", g, err)
 			}
 			for _, x := range rolled {
-				r := x.Set.RolledBack
-				gen.RolledBack = r.Version
-				say("generation %d/%d: %s/%s's randomised effect is harmful (%+.1f pts [%+.1f, %+.1f]): rolled back to %s",
-					g, cfg.Generations, ruleset.DefaultBucket, x.Key, 100*r.Effect, 100*r.Lo, 100*r.Hi, orNone(x.Set.Version))
+				if x.RolledBack {
+					r := x.Set.RolledBack
+					gen.RolledBack = r.Version
+					say("generation %d/%d: %s/%s's randomised effect is harmful (%+.1f pts [%+.1f, %+.1f]): rolled back to %s",
+						g, cfg.Generations, ruleset.DefaultBucket, x.Key, 100*r.Effect, 100*r.Lo, 100*r.Hi, orNone(x.Set.Version))
+				}
+				for _, r := range x.Retired {
+					if !slices.Contains(gen.Retired, r.Rule) {
+						gen.Retired = append(gen.Retired, r.Rule)
+					}
+					say("generation %d/%d: %s/%s: rule %s retired, harmful alone (%+.1f pts [%+.1f, %+.1f], %d applying / %d holding it out)",
+						g, cfg.Generations, ruleset.DefaultBucket, x.Key, r.Rule, 100*r.Effect, 100*r.Lo, 100*r.Hi, r.SessionsRules, r.SessionsHoldout)
+				}
 			}
 			global = sets[ruleset.GlobalKey]
 			delete(sets, ruleset.GlobalKey)

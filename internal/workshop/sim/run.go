@@ -102,6 +102,10 @@ type Summary struct {
 	// none without a holdout) with their successes, first-try successes
 	// and sessions that replanned: the truth of the randomised effect.
 	Arms map[string]*ArmTruth `json:"arms,omitempty"`
+	// RuleArms counts, per rule with a holdout of its own and per arm, the
+	// sessions of the rules arm that applied it ("rules") or held it out
+	// ("holdout"), as Arms does.
+	RuleArms map[string]map[string]*ArmTruth `json:"rule_arms,omitempty"`
 }
 
 // ArmTruth is what the sessions of one holdout arm did.
@@ -146,17 +150,30 @@ func (s *Summary) add(r sessionResult, ruleset string, byType map[events.Type]in
 		if s.Arms == nil {
 			s.Arms = map[string]*ArmTruth{}
 		}
-		a := get(s.Arms, r.arm)
-		a.Sessions++
-		if r.outcome == events.OutcomeSuccess {
-			a.Successes++
-			if r.replans == 0 {
-				a.FirstTry++
-			}
+		get(s.Arms, r.arm).count(r)
+	}
+	for _, ra := range r.ruleArms {
+		if s.RuleArms == nil {
+			s.RuleArms = map[string]map[string]*ArmTruth{}
 		}
-		if r.replans > 0 {
-			a.Replanned++
+		if s.RuleArms[ra[0]] == nil {
+			s.RuleArms[ra[0]] = map[string]*ArmTruth{}
 		}
+		get(s.RuleArms[ra[0]], ra[1]).count(r)
+	}
+}
+
+// count adds one session of the arm.
+func (a *ArmTruth) count(r sessionResult) {
+	a.Sessions++
+	if r.outcome == events.OutcomeSuccess {
+		a.Successes++
+		if r.replans == 0 {
+			a.FirstTry++
+		}
+	}
+	if r.replans > 0 {
+		a.Replanned++
 	}
 }
 

@@ -35,7 +35,8 @@ type sessionResult struct {
 	realCalls   int64
 	failedCalls int64
 	ledger      *ledger
-	arm         string // the holdout arm, "" without a holdout
+	arm         string      // the holdout arm, "" without a holdout
+	ruleArms    [][2]string // each rule's own arm (rule id, arm), in the rules arm
 }
 
 // clock is a session's simulated time: it moves only when the session says
@@ -93,6 +94,9 @@ func (w *world) runSession(ctx context.Context, spec sessionSpec, sink agent.Sin
 	}
 	if a := p.Assignment(); a != nil {
 		res.arm = string(a.Arm)
+		for _, r := range a.Rules {
+			res.ruleArms = append(res.ruleArms, [2]string{r.ID, string(r.Arm)})
+		}
 	}
 	res.ledger = newLedger(clk.now())
 	if err := m.call(ctx, p, clk, res.ledger); err != nil {
