@@ -294,7 +294,7 @@ func TestNoFetch(t *testing.T) {
 
 // newerSamples are the sample sessions written against a minor version
 // (what it adds is in them), by file; every other sample is v1.
-var newerSamples = map[string]string{"coder_model_calls.jsonl": "v1.4"}
+var newerSamples = map[string]string{"coder_model_calls.jsonl": "v1.4", "coder_rules_applied.jsonl": "v1.4"}
 
 // TestValidTestdata checks that every sample is an event of its version and
 // of every version after it: a minor version keeps old events valid.

@@ -207,7 +207,12 @@ func hintsStripped(w *sessionWriter) {
 func rulesApplied(w *sessionWriter) {
 	w.begin("coder/laptop-jane", "c0d3r-2025-06-13-0042", "2025-06-13T09:41:55.310Z")
 	w.started(SessionStartedData{Goal: "Replace OldClient with Client across the repository", Agent: "coder", AgentVersion: "2.3.0", Model: "gpt-4.1-mini",
-		Tools: append(slices.Clone(coderTools), "search_web"), TaskType: "refactor", Ruleset: "2025-06-10.2", Rules: []string{"r-017", "r-023"}})
+		Tools: append(slices.Clone(coderTools), "search_web"), TaskType: "refactor", Ruleset: "2025-06-10.2", Rules: []string{"r-017", "r-023"},
+		// v1.4: the rules arm of the set's 10% holdout, with r-017 and r-028
+		// held out on their own at 20%: r-017 applies, r-028 is held out
+		// (the arms ruleset.Assign and AssignRule give this session id).
+		Assignment: &Assignment{Ruleset: "2025-06-10.2", Arm: ArmRules, Holdout: 0.1, Unit: UnitSession, UnitID: "c0d3r-2025-06-13-0042",
+			Rules: []RuleArm{{ID: "r-017", Arm: ArmRules, Holdout: 0.2}, {ID: "r-028", Arm: ArmHoldout, Holdout: 0.2}}}})
 	w.plan(OriginModel, "",
 		typed(task(1, "Find all callers of OldClient", "grep"), "search"),
 		typed(task(2, "Replace OldClient with Client", ""), "edit"),
