@@ -162,29 +162,16 @@ func (p *Planner) Start(ctx context.Context, info StartInfo) error {
 		if p.cfg.Workspace != "" {
 			a.Unit, a.UnitID = events.UnitWorkspace, p.cfg.Workspace
 		}
-		a.Arm = events.Arm(ruleset.Assign(rs.Version, a.UnitID, rs.Holdout))
-		if a.Arm == events.ArmHoldout {
-			p.cfg.Rules = ruleset.RuleSet{} // the control applies no rule
-			d.Ruleset, d.Rules = "", nil
-		} else {
-			// Rules with a holdout of their own draw their arm within the
-			// rules arm; a held-out rule is neither applied nor listed.
-			kept := make([]ruleset.Rule, 0, len(rs.Rules))
-			for _, r := range rs.Rules {
-				if r.Holdout > 0 {
-					arm := events.Arm(ruleset.AssignRule(rs.Version, r.ID, a.UnitID, r.Holdout))
-					a.Rules = append(a.Rules, events.RuleArm{ID: r.ID, Arm: arm, Holdout: r.Holdout})
-					if arm == events.ArmHoldout {
-						continue
-					}
-				}
-				kept = append(kept, r)
-			}
-			if len(kept) < len(rs.Rules) {
-				p.cfg.Rules.Rules = kept
-				d.Rules = p.cfg.Rules.IDs()
-			}
+		drawn := ruleset.Draw(rs, a.UnitID)
+		a.Arm = events.Arm(drawn.Arm)
+		for _, r := range drawn.Rules {
+			a.Rules = append(a.Rules, events.RuleArm{ID: r.ID, Arm: events.Arm(r.Arm), Holdout: r.Holdout})
 		}
+		// The control applies no rule and reports no rule set; in the
+		// rules arm a rule held out on its own is neither applied nor
+		// listed.
+		p.cfg.Rules = drawn.Applied
+		d.Ruleset, d.Rules = drawn.Applied.Version, drawn.Applied.IDs()
 		d.Assignment = a
 		p.assignment = a
 	}

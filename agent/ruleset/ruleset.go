@@ -332,3 +332,49 @@ func (rs RuleSet) RetiredIDs() map[string]bool {
 	}
 	return ids
 }
+
+// Drawn is what a unit (a session, or a workspace) applies of a rule set
+// under its holdouts: its arm, the rule set it applies (none in the
+// holdout arm; without the rules held out on their own in the rules arm),
+// and the own arms of the rules with a holdout of their own.
+type Drawn struct {
+	Arm     string
+	Applied RuleSet
+	Rules   []RuleArm
+}
+
+// RuleArm is one rule's own arm (agent.session.started assignment.rules).
+type RuleArm struct {
+	ID      string  `json:"id"`
+	Arm     string  `json:"arm"`
+	Holdout float64 `json:"holdout"`
+}
+
+// Draw draws unit's arms under rs: Assign for the set; in the rules arm,
+// AssignRule for each rule with a holdout of its own, a held-out rule left
+// out of Applied. Without a holdout (or a version) the unit applies rs
+// whole, in ArmRules.
+func Draw(rs RuleSet, unit string) Drawn {
+	if rs.Version == "" || !(rs.Holdout > 0) {
+		return Drawn{Arm: ArmRules, Applied: rs}
+	}
+	if Assign(rs.Version, unit, rs.Holdout) == ArmHoldout {
+		return Drawn{Arm: ArmHoldout}
+	}
+	d := Drawn{Arm: ArmRules, Applied: rs}
+	kept := make([]Rule, 0, len(rs.Rules))
+	for _, r := range rs.Rules {
+		if r.Holdout > 0 {
+			arm := AssignRule(rs.Version, r.ID, unit, r.Holdout)
+			d.Rules = append(d.Rules, RuleArm{ID: r.ID, Arm: arm, Holdout: r.Holdout})
+			if arm == ArmHoldout {
+				continue
+			}
+		}
+		kept = append(kept, r)
+	}
+	if len(kept) < len(rs.Rules) {
+		d.Applied.Rules = kept
+	}
+	return d
+}

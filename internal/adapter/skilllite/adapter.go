@@ -76,6 +76,7 @@ func (a *Adapter) Flags(fs *flag.FlagSet) {
 	fs.Int64Var(&a.cfg.DepthLimit, "depth-limit", DefaultDepthLimit, "SkillLite's max_tool_calls_per_task: executed `calls` on one task that make agent.depth_limit.reached")
 	fs.StringVar(&a.transcripts, "transcripts", "", "SkillLite's transcripts `dir` (~/.skilllite/transcripts): tool calls without a timestamp get theirs, joined by tool_call_id")
 	fs.StringVar(&a.feedback, "feedback", "", "SkillLite's feedback.sqlite `file` (~/.skilllite/chat/feedback.sqlite): its decisions are cross-checked with the bridged turns")
+	fs.StringVar(&a.cfg.Workspace, "workspace", "", "the SkillLite workspace `dir` the sessions run in: each session reports the holdout arm `analyze rules -workspace` recorded there (.skilllite/evosignal_assignment.json)")
 	fs.StringVar(&a.feedbackReport, "feedback-report", "", "write the -feedback cross-check as JSON to `file` (- for stderr)")
 }
 

@@ -34,6 +34,11 @@ type Config struct {
 	// MaxRecord bounds an input line's bytes (records.DefaultMax when not
 	// positive); a longer one is skipped as malformed.
 	MaxRecord int
+	// Workspace, when set, is the SkillLite workspace the sessions run in:
+	// each session's start reports the arm recorded in its
+	// AssignmentFile (read anew for every session; none when absent), with
+	// the rule set and rules the workspace applies.
+	Workspace string
 }
 
 // files returns c.Files, or the defaults for the zero value.

@@ -45,9 +45,15 @@ type translated struct {
 // wrote: each must pass events.Decode (the contract).
 func translate(tb testing.TB, input []byte) translated {
 	tb.Helper()
+	return translateWith(tb, testConfig, input)
+}
+
+// translateWith is translate with the translator configuration cfg.
+func translateWith(tb testing.TB, cfg Config, input []byte) translated {
+	tb.Helper()
 	var buf bytes.Buffer
 	w := agent.NewJSONLWriter(&buf)
-	tr := NewTranslator(testConfig, w, testClock())
+	tr := NewTranslator(cfg, w, testClock())
 	var res translated
 	lr := records.NewLines(bytes.NewReader(input), 0)
 	ctx := context.Background()

@@ -315,10 +315,22 @@ func (t *Translator) flush(ctx context.Context, outcome events.Outcome) error {
 	case len(tr.firstTasks) > 0 && tr.firstTasks[0].Description != "":
 		goal = tr.firstTasks[0].Description
 	}
-	started := pending{typ: events.SessionStarted, at: tr.start, known: tr.startKnown, data: agent.SessionStarted{
+	sd := agent.SessionStarted{
 		Goal: goal, Agent: t.cfg.Agent, AgentVersion: t.cfg.AgentVersion, Model: tr.model,
 		Tools: slices.Clone(t.tools),
-	}}
+	}
+	if t.cfg.Workspace != "" {
+		wa, err := ReadAssignment(t.cfg.Workspace)
+		if err != nil {
+			return err
+		}
+		if wa != nil {
+			a := wa.Assignment
+			a.Rules = slices.Clone(a.Rules)
+			sd.Ruleset, sd.Rules, sd.Assignment = wa.Ruleset, slices.Clone(wa.Rules), &a
+		}
+	}
+	started := pending{typ: events.SessionStarted, at: tr.start, known: tr.startKnown, data: sd}
 	ended := pending{typ: events.SessionEnded, at: t.at, known: t.ts}
 	session := tr.hash.sessionID()
 	all := append(append([]pending{started}, tr.out...), ended)

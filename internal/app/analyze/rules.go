@@ -60,7 +60,10 @@ Writes the rule set to stdout as a table on a terminal and as JSON
 otherwise (-format; table, csv and ndjson list the rules), or as JSON to -out; -skilllite writes SkillLite's planning
 rules instead (hints it knows, priority 50-79, at most 50 rules), and
 -workspace DIR writes them where SkillLite reads a workspace's rules,
-DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md). -publish puts the rule set learned from all agents under
+DIR/.skilllite/planning_rules.json (see docs/bridge-skilllite.md); with a
+holdout, the workspace (by its absolute path) is the unit assigned: in the
+holdout arm no rule is written, and DIR/.skilllite/evosignal_assignment.json
+records the arm for the bridge to report (bridge -workspace DIR). -publish puts the rule set learned from all agents under
 the key "global" and each agent's own under its name into the key-value
 bucket -bucket on -nats (with -agent, only that agent's key).
 Each rule set with rules holds out -holdout of the sessions as a randomised
@@ -113,7 +116,25 @@ which every later set of the key carries on ("off" skips the guard).`, stderr)
 		metrics.SetHoldout(f.holdout, set)
 		metrics.SetRuleHoldout(f.ruleHoldout, set)
 	}
-	if err := writeRules(c, f, c.tax, rs, stdout); err != nil {
+	if f.workspace != "" {
+		// SkillLite reads one rule set per workspace: the workspace is
+		// the unit of the holdout (skilllite.DrawWorkspace).
+		id, err := filepath.Abs(f.workspace)
+		if err != nil {
+			return fmt.Errorf("-workspace: %w", err)
+		}
+		applied, wa := skilllite.DrawWorkspace(*rs, id, c.tax)
+		if err := writeRules(c, f, c.tax, &applied, stdout); err != nil {
+			return err
+		}
+		if err := skilllite.WriteAssignment(f.workspace, wa); err != nil {
+			return err
+		}
+		if wa != nil {
+			fmt.Fprintf(stderr, "analyze: workspace %s is in the %s arm of %s (holdout %v); recorded in %s for the bridge (-workspace)\n",
+				id, wa.Assignment.Arm, rs.Version, rs.Holdout, skilllite.AssignmentFile(f.workspace))
+		}
+	} else if err := writeRules(c, f, c.tax, rs, stdout); err != nil {
 		return err
 	}
 	if set := skilllite.Rules(rs, c.tax); f.skillLite && len(set.Unknown)+len(set.OverCap) > 0 {
