@@ -144,7 +144,7 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 	}
 	switch {
 	case f.out == "" && f.serve == "":
-		errs = append(errs, errors.New("-out (or -serve) is required"))
+		errs = append(errs, errors.New("-out is required (or -serve to serve the pages)"))
 	case f.out != "" && f.serve != "":
 		errs = append(errs, errors.New("-out and -serve exclude each other"))
 	}
