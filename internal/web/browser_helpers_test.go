@@ -172,7 +172,7 @@ func eval[T any](t *testing.T, b *browser, js string) T {
 // shot saves a full-page screenshot into the test's artifact directory.
 func shot(t *testing.T, b *browser, name string) {
 	t.Helper()
-	img, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(90))
+	img, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
