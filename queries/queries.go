@@ -21,7 +21,11 @@
 //   - export/table.sql.tmpl is the export query of every table an export
 //     writes: a Go text/template, which internal/export fills with each
 //     table's name and parts from its list of tables (tables.go).
-//   - include/*.sql and analyze/mappings_task_types.sql are fragments, not
+//   - web/*.sql are the display-only lookups of the live pages
+//     (internal/web): one session's plans, tool calls and events, a page
+//     of the session list. They count nothing: every figure the pages
+//     show comes from analyze/ through internal/metrics.
+//   - include/*.sql, web/list_*.sql and analyze/mappings_task_types.sql are fragments, not
 //     statements: a file that needs one has a line "-- @include PATH" (PATH
 //     from this directory) in its place, and Expand puts the fragment there.
 //     To run such a file by hand, paste the fragment over the line.
@@ -40,7 +44,7 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql export/*.tmpl include/*.sql
+//go:embed migrations/*.sql migrate/*.sql views/*.sql derive/*.sql ingest/*.sql analyze/*.sql report/*.sql export/*.sql export/*.tmpl include/*.sql web/*.sql
 var FS embed.FS
 
 // Migration is one numbered schema change.

@@ -156,7 +156,8 @@ func TestIncludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/by_dimensions.sql": true, "include/classify_case.sql": true,
-		"include/facts_rows.sql": true, "analyze/stuck_states.sql": true, "include/inferred_rule.sql": true, "include/session_facts_of.sql": true, "include/task_facts_of.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true}
+		"include/facts_rows.sql": true, "analyze/stuck_states.sql": true, "include/inferred_rule.sql": true, "include/session_facts_of.sql": true, "include/task_facts_of.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true,
+		"web/list_columns.sql": true, "web/list_filter.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/web"
 )
 
 // Config is one running evosignal. DefaultConfig holds the embedded
@@ -63,6 +64,11 @@ type Config struct {
 	// HTTP, when set, serves the ingester's /metrics and /healthz on this
 	// address (and POST /seal with a Lake).
 	HTTP string
+	// Pages, when set with HTTP, serves the live pages (internal/web) at /
+	// on the same address, read through the query service's guard (the
+	// database is locked down); its Querier is the pipeline's, its
+	// Taxonomy defaults to Store.Taxonomy (a *taxonomy.Taxonomy).
+	Pages *web.Config
 	// Lake, when set, seals the database into an Iceberg lake on an
 	// interval, on demand and on Close.
 	Lake *LakeConfig
@@ -120,6 +126,9 @@ func (c Config) Validate() error {
 	}
 	if c.OTLP != "" {
 		errs = append(errs, c.otlpConfig().Validate())
+	}
+	if c.Pages != nil && c.HTTP == "" {
+		errs = append(errs, errors.New("pipeline: the pages are served on the HTTP address, and none is set"))
 	}
 	if c.Lake != nil && (c.Lake.Lake == nil || c.Lake.Shard == "") {
 		errs = append(errs, errors.New("pipeline: a lake needs the opened lake and the shard's name"))

@@ -136,6 +136,11 @@ func Open(ctx context.Context, cfg Config) (_ *Pipeline, err error) {
 		} else {
 			h = p.in.Handler(extra...)
 		}
+		if cfg.Pages != nil {
+			if h, err = p.withPages(ctx, h); err != nil {
+				return nil, err
+			}
+		}
 		if p.http, err = serveHTTP(cfg.HTTP, h, p.log); err != nil {
 			return nil, err
 		}

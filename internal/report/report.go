@@ -182,6 +182,52 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		cfg.Taxonomy = taxonomy.Default()
 	}
 	length := cfg.Until.Sub(cfg.Since)
+	r := newReport(cfg, generatedAt)
+	cur, prev := cfg.filter(cfg.Since, cfg.Until), cfg.filter(r.Window.PreviousSince, r.Window.PreviousUntil)
+	now, before, err := r.headlineAndTrend(ctx, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Inferred = newInferred(now.Rows[0], before.Rows[0])
+	if r.WorstHints, err = worstHints(ctx, src, cfg, cur); err != nil {
+		return nil, err
+	}
+	mcfg := metrics.MappingsConfig{StableShare: cfg.StableShare, Windows: cfg.MappingWindows, Window: length}
+	maps, err := metrics.Mappings(ctx, src, cfg.filter(r.Settings.MappingSince, cfg.Until), cfg.Taxonomy, mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("mappings: %w", err)
+	}
+	r.Mappings = maps.Rows
+	if r.Mappings == nil {
+		r.Mappings = []metrics.MappingRow{}
+	}
+	effects, err := metrics.Effect(ctx, src, cfg.filter(r.Settings.EffectSince, cfg.Until), cfg.Effect)
+	if err != nil {
+		return nil, fmt.Errorf("effect: %w", err)
+	}
+	r.Effects = effects.Rows
+	if r.RandomisedEffects, err = metrics.Randomised(ctx, src, cfg.filter(r.Settings.EffectSince, cfg.Until), cfg.Effect.Metric); err != nil {
+		return nil, fmt.Errorf("randomised effect: %w", err)
+	}
+	if r.Rules, err = ruleChanges(ctx, src, cfg, effects.Rows, generatedAt); err != nil {
+		return nil, err
+	}
+	if r.Cost, err = costSection(ctx, src, cur, prev, cfg.filter(r.Settings.TrendSince, cfg.Until)); err != nil {
+		return nil, err
+	}
+	if r.Stuck, err = stuckSection(ctx, src, cur, prev); err != nil {
+		return nil, err
+	}
+	if r.DataQuality, err = dataQuality(ctx, src, cfg, now, effects.Notes); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newReport is the report's frame: its identity, window, filter and
+// settings, before any analyzer ran.
+func newReport(cfg Config, generatedAt time.Time) *Report {
+	length := cfg.Until.Sub(cfg.Since)
 	r := &Report{
 		Report:      "evosignal",
 		Version:     ShapeVersion,
@@ -219,53 +265,7 @@ func Build(ctx context.Context, src metrics.Source, cfg Config, generatedAt time
 		r.Settings.EffectSince = cfg.EffectSince.UTC()
 	}
 
-	cur, prev := cfg.filter(cfg.Since, cfg.Until), cfg.filter(r.Window.PreviousSince, r.Window.PreviousUntil)
-	now, err := metrics.Replans(ctx, src, cur)
-	if err != nil {
-		return nil, fmt.Errorf("replans of the window: %w", err)
-	}
-	before, err := metrics.Replans(ctx, src, prev)
-	if err != nil {
-		return nil, fmt.Errorf("replans of the previous window: %w", err)
-	}
-	r.Inferred = newInferred(now.Rows[0], before.Rows[0])
-	if r.Trend, err = metrics.Trend(ctx, src, cfg.filter(r.Settings.TrendSince, cfg.Until), cfg.Every); err != nil {
-		return nil, fmt.Errorf("trend: %w", err)
-	}
-	r.Headline = newHeadline(now.Rows[0], before.Rows[0], r.Window.Length, rangeStart(r.Trend, cfg.Every, cfg.Since))
-	if r.WorstHints, err = worstHints(ctx, src, cfg, cur); err != nil {
-		return nil, err
-	}
-	mcfg := metrics.MappingsConfig{StableShare: cfg.StableShare, Windows: cfg.MappingWindows, Window: length}
-	maps, err := metrics.Mappings(ctx, src, cfg.filter(r.Settings.MappingSince, cfg.Until), cfg.Taxonomy, mcfg)
-	if err != nil {
-		return nil, fmt.Errorf("mappings: %w", err)
-	}
-	r.Mappings = maps.Rows
-	if r.Mappings == nil {
-		r.Mappings = []metrics.MappingRow{}
-	}
-	effects, err := metrics.Effect(ctx, src, cfg.filter(r.Settings.EffectSince, cfg.Until), cfg.Effect)
-	if err != nil {
-		return nil, fmt.Errorf("effect: %w", err)
-	}
-	r.Effects = effects.Rows
-	if r.RandomisedEffects, err = metrics.Randomised(ctx, src, cfg.filter(r.Settings.EffectSince, cfg.Until), cfg.Effect.Metric); err != nil {
-		return nil, fmt.Errorf("randomised effect: %w", err)
-	}
-	if r.Rules, err = ruleChanges(ctx, src, cfg, effects.Rows, generatedAt); err != nil {
-		return nil, err
-	}
-	if r.Cost, err = costSection(ctx, src, cur, prev, cfg.filter(r.Settings.TrendSince, cfg.Until)); err != nil {
-		return nil, err
-	}
-	if r.Stuck, err = stuckSection(ctx, src, cur, prev); err != nil {
-		return nil, err
-	}
-	if r.DataQuality, err = dataQuality(ctx, src, cfg, now, effects.Notes); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r
 }
 
 // rangeStart is the first period of the curve with an ended session, if it

@@ -38,11 +38,17 @@ to the window's end that were not learned up to its start, the rules to
 retire (no longer learned, or judged harmful or nil by the effect analyzer
 over the sessions since -effect-since, default the window), the rule
 effects, and data quality (dead letters by reason, open sessions, sessions
-whose reported replan count differs from their events).`
+whose reported replan count differs from their events).
+
+With -serve ADDR it writes nothing: it serves the live pages over the same
+database (the overview, the sessions, each session's plans side by side, the
+analyzers' tables; docs/page.md) at http://ADDR/ until interrupted. Through
+-nats they update as the ingester commits events.`
 
 // reportFlags are the flags of analyze report.
 type reportFlags struct {
 	db, nats, since, until, out, taxonomy, rulesSince, effectSince string
+	serve                                                          string // -serve: the live pages' address
 	cfg                                                            report.Config
 	conn                                                           bus.ConnConfig
 	read                                                           store.ReadOptions
@@ -60,6 +66,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if f.cfg.Taxonomy, err = loadTaxonomy(f.taxonomy); err != nil {
 		return err
+	}
+	if f.serve != "" {
+		return serveReport(ctx, f, stdout)
 	}
 	c := &common{db: f.db, nats: f.nats, conn: f.conn, read: f.read, lake: f.lake}
 	src, closeDB, err := c.open(ctx)
@@ -93,10 +102,11 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 	fs := flag.NewFlagSet("analyze report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: %s -out DIR [flags]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze report"), reportHelp)
+		fmt.Fprintf(stderr, "Usage: %s -out DIR | -serve ADDR [flags]\n\n%s\n\nFlags:\n", cli.Cmd(ctx, "analyze report"), reportHelp)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
+	fs.StringVar(&f.serve, "serve", "", "instead of -out, serve the live pages (docs/page.md) over -db, -nats or -lake on this `address` (e.g. :8080) until interrupted; the pages' form sets their window and filter")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
 	f.lake.register(fs)
 	readFlags(fs, &f.read)
@@ -132,8 +142,11 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if f.out == "" {
-		errs = append(errs, errors.New("-out is required"))
+	switch {
+	case f.out == "" && f.serve == "":
+		errs = append(errs, errors.New("-out is required (or -serve to serve the pages)"))
+	case f.out != "" && f.serve != "":
+		errs = append(errs, errors.New("-out and -serve exclude each other"))
 	}
 	if f.lake.uri != "" && f.nats != "" {
 		errs = append(errs, errors.New("-lake and -nats exclude each other"))

@@ -17,6 +17,7 @@ import (
 	"github.com/evosignal/evosignal/internal/sqlservice"
 	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/taxonomy"
+	"github.com/evosignal/evosignal/internal/web"
 )
 
 // usage is the help of ingest before its flags, naming it as the user runs
@@ -32,6 +33,7 @@ stored exactly once; bad input is dead-lettered with its reason.
 
   %[1]s                          embedded nats-server on 127.0.0.1:4222, db evosignal.duckdb
   %[1]s -nats nats://host:4222   an existing server or cluster
+  %[1]s -http :8080              … and the live pages at http://localhost:8080/ (docs/page.md), /metrics, /healthz
   %[1]s -nats nats://host:4222 -partitions 4 -partition 0
       partition 0 of the stream partitioned in 4, into its own database (docs/scale.md)
   %[1]s -file events.jsonl       load a JSON-lines file (- for stdin) and exit; status 1 if a line was dead-lettered
@@ -60,6 +62,7 @@ type options struct {
 	replay, dryRun      bool
 	taxonomy            string
 	queryOn             bool
+	pagesOn             bool
 	query               sqlservice.Config
 	cfg                 pipeline.Config
 	logLevel, logFormat string
@@ -126,7 +129,8 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	fs.DurationVar(&oc.Mapper.Settle, "otlp-settle", oc.Mapper.Settle, "OTLP: a complete trace whose spans came in several requests is mapped once nothing of it arrived for this long (a span still on its way joins it); one that came in one request is mapped at once; 0 maps every trace at once")
 	fs.DurationVar(&oc.Mapper.Linger, "otlp-linger", oc.Mapper.Linger, "OTLP: a trace with a GenAI span that is not complete (its root is another service's, or ends before its run, as Codex's turns) is mapped once nothing of it arrived for this long")
 	fs.DurationVar(&oc.Mapper.MaxIdle, "otlp-max-idle", oc.Mapper.MaxIdle, "OTLP: a buffered trace without a GenAI span (agent, workflow, model, tool or plan) is dropped when nothing of it arrived for this long")
-	fs.StringVar(&c.HTTP, "http", "", "serve /metrics and /healthz on this `address` (e.g. :9090); off when empty")
+	fs.StringVar(&c.HTTP, "http", "", "serve /metrics, /healthz and the live pages (-pages) on this `address` (e.g. :8080); off when empty")
+	fs.BoolVar(&o.pagesOn, "pages", true, "with -http, serve the live pages at / (docs/page.md): the evolution at a glance, every session's plans side by side, the analyzers' tables; read-only through the query service's guard, so the database is locked down as with -query")
 	fs.BoolVar(&o.queryOn, "query", true, "answer read-only SQL over NATS (docs/query-service.md); the database is then locked down: no files, extensions or settings changes")
 	fs.StringVar(&o.query.Subject, "query-subject", o.query.Subject, "NATS `subject` the query service answers on (one per database)")
 	fs.DurationVar(&o.query.Timeout, "query-timeout", o.query.Timeout, "query service: longest a query may run (a request may ask for less)")
@@ -172,6 +176,10 @@ func parse(ctx context.Context, args []string, stderr io.Writer) (*options, erro
 	}
 	if o.queryOn {
 		c.Query = &o.query
+	}
+	if o.pagesOn && c.HTTP != "" {
+		pc := web.DefaultConfig(nil) // the pipeline's querier
+		c.Pages = &pc
 	}
 	if set["batch"] && !set["max-batch"] {
 		// A -batch above the default -max-batch raises it: batches
