@@ -106,7 +106,7 @@ func parseReport(ctx context.Context, args []string, now time.Time, stderr io.Wr
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.out, "out", "", "write report.html, report.md and report.json into this `directory` (created if missing)")
-	fs.StringVar(&f.serve, "serve", "", "instead of -out, serve the live pages (docs/page.md) over -db, -nats or -lake on this `address` (e.g. :8080) until interrupted; the pages' form sets their window and filter")
+	fs.StringVar(&f.serve, "serve", "", "instead of -out, serve the live pages (docs/page.md) over -db, -nats or -lake on this `address` (e.g. :8080) until interrupted; -until ends their default window, the pages' form sets window and filter")
 	fs.StringVar(&f.db, "db", "evosignal.duckdb", "DuckDB `file` written by the ingester (opened read-only)")
 	f.lake.register(fs)
 	readFlags(fs, &f.read)

@@ -26,6 +26,12 @@ func serveReport(ctx context.Context, f *reportFlags, stdout io.Writer) error {
 	cfg := web.DefaultConfig(q)
 	cfg.Live = f.nats != ""
 	cfg.Taxonomy = f.cfg.Taxonomy
+	if f.until != "" {
+		// -until ends the pages' default window (a stopped database's
+		// sessions are rarely from the last 24h); the form still sets it.
+		until := f.cfg.Until
+		cfg.Now = func() time.Time { return until }
+	}
 	pages, err := web.New(cfg)
 	if err != nil {
 		return err
