@@ -19,7 +19,9 @@ const pagesTimeout = 30 * time.Second
 // withPages serves the live pages (internal/web) at / beside h, which
 // keeps /metrics, /healthz and /seal; every response then carries the
 // pages' security headers. The pages read the store's database through
-// the query service's guard (sqlservice.Local), locked down first.
+// the query service's guard (sqlservice.Local), locked down first. When
+// the server requires authentication, the pages are behind its users
+// (pagesAuth); /metrics and /healthz stay open, for scrapers and probes.
 func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler, error) {
 	q := &storeQuerier{p: p, timeout: pagesTimeout}
 	if p.cfg.Query != nil {
@@ -44,7 +46,13 @@ func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler,
 	mux.Handle("/metrics", h)
 	mux.Handle("/healthz", h)
 	mux.Handle("/seal", h)
-	pages.Register(mux)
+	if p.nc.AuthRequired() {
+		pm := http.NewServeMux()
+		pages.Register(pm)
+		mux.Handle("/", (&pagesAuth{p: p}).wrap(pm))
+	} else {
+		pages.Register(mux)
+	}
 	return web.Secure(mux), nil
 }
 
