@@ -3,30 +3,23 @@ package report_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"github.com/evosignal/evosignal/internal/workshop/testkit"
+	"github.com/evosignal/evosignal/internal/workshop/browsertest"
 	"image/png"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/evosignal/evosignal/internal/report"
 )
 
-// chromiumPath is Debian's Chromium, which scripts/setup installs.
-const chromiumPath = "/usr/bin/chromium"
+const chromiumPath = browsertest.ChromiumPath
 
 // screenshotEnv names a directory that receives a copy of the screenshots
 // (CI uploads it; a person opens it).
@@ -286,122 +279,22 @@ func save(t *testing.T, name string, b []byte) {
 	}
 }
 
-// browser is a headless Chromium for one test, with what the page logged
-// and requested.
+// browser is the suite's headless Chromium (internal/workshop/browsertest).
 type browser struct {
+	*browsertest.Browser
 	ctx context.Context
-	out *testkit.SyncBuffer
-
-	mu       sync.Mutex
-	messages []string // console errors, exceptions, browser log errors
-	requests []string // URLs requested
 }
 
-// newBrowser starts Chromium with a fresh profile; the test's cleanup stops
-// it and removes the profile.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	profile, err := os.MkdirTemp("", "evosignal-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// Chromium's helpers can write into the profile for a moment after
-		// the browser exits.
-		for range 50 {
-			if err := os.RemoveAll(profile); err == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Errorf("remove the browser profile %s", profile)
-	})
-	b := &browser{out: &testkit.SyncBuffer{}}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.UserDataDir(profile),
-		chromedp.CombinedOutput(b.out),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancelTab := chromedp.NewContext(ctx)
-	t.Cleanup(cancelTab)
-	if err := chromedp.Listen(ctx, b.record); err != nil {
-		t.Fatalf("start %s: %v\n%s", chromiumPath, err, b.output())
-	}
-	b.ctx = ctx
-	return b
-}
-
-// record keeps the events the checks need. It runs on the tab's reading
-// goroutine, so it only appends.
-func (b *browser) record(ev any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch e := ev.(type) {
-	case *runtime.EventConsoleAPICalled:
-		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert || e.Type == runtime.ConsoleAPICalledTypeWarning {
-			var args []string
-			for _, a := range e.Args {
-				args = append(args, argText(a))
-			}
-			b.messages = append(b.messages, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
-		}
-	case *runtime.EventExceptionThrown:
-		d := e.ExceptionDetails
-		text := d.Text
-		if d.Exception != nil {
-			text += " " + d.Exception.Description
-		}
-		b.messages = append(b.messages, fmt.Sprintf("exception at %s:%d: %s", d.URL, d.LineNumber+1, text))
-	case *cdplog.EventEntryAdded:
-		if e.Entry.Level == cdplog.EntryLevelError || e.Entry.Level == cdplog.EntryLevelWarning {
-			b.messages = append(b.messages, fmt.Sprintf("browser log (%s, %s): %s %s", e.Entry.Level, e.Entry.Source, e.Entry.Text, e.Entry.URL))
-		}
-	case *network.EventRequestWillBeSent:
-		b.requests = append(b.requests, e.Request.URL)
-	}
-}
-
-// argText is a console argument as the console shows it.
-func argText(a *runtime.RemoteObject) string {
-	var v any
-	if len(a.Value) > 0 && json.Unmarshal(a.Value, &v) == nil {
-		if s, ok := v.(string); ok {
-			return s
-		}
-		return string(a.Value)
-	}
-	return a.Description
+	b := browsertest.New(t, 2*time.Minute)
+	return &browser{Browser: b, ctx: b.Ctx}
 }
 
 // problems lists console errors and warnings, exceptions, and requests for
 // anything but the page itself.
 func (b *browser) problems(pageURL string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := append([]string(nil), b.messages...)
-	for _, u := range b.requests {
-		if u != pageURL && !strings.HasPrefix(u, "data:") {
-			out = append(out, "the page requested "+u+": it must be self-contained")
-		}
-	}
-	return out
+	return b.Problems(func(u string) bool { return u == pageURL }, "it must be self-contained")
 }
 
-func (b *browser) output() string { return "chromium output:\n" + b.out.String() }
+func (b *browser) output() string { return b.Output() }
