@@ -16,7 +16,6 @@ import (
 // The browser harness is internal/workshop/browsertest's, shared with
 // internal/report's browser test.
 
-
 // screenshotEnv names a directory that receives a copy of the screenshots.
 const screenshotEnv = browsertest.ScreenshotEnv
 
