@@ -21,10 +21,6 @@ import (
 
 const chromiumPath = browsertest.ChromiumPath
 
-// screenshotEnv names a directory that receives a copy of the screenshots
-// (CI uploads it; a person opens it).
-const screenshotEnv = "EVOSIGNAL_SCREENSHOT_DIR"
-
 // TestReportInBrowser opens the fixture's report page in a real headless
 // Chromium from a file:// URL and checks that it renders: the title and
 // headline, charts with real marks, no horizontal overflow, no console
@@ -134,7 +130,7 @@ func TestReportInBrowser(t *testing.T) {
 	if !bytes.HasPrefix(pdf, []byte("%PDF")) || len(pdf) < 10_000 {
 		t.Errorf("print to PDF: %d bytes, want a PDF", len(pdf))
 	}
-	save(t, "report.pdf", pdf)
+	browsertest.Save(t, "report.pdf", pdf)
 
 	for _, m := range b.problems(pageURL) {
 		t.Error(m)
@@ -256,27 +252,7 @@ func shot(t *testing.T, ctx context.Context, name string) {
 	if cfg.Width < 1000 || cfg.Height < 1500 {
 		t.Errorf("screenshot %s is %d×%d px: the page did not render in full", name, cfg.Width, cfg.Height)
 	}
-	save(t, name, img)
-}
-
-// save writes an output file into the test's artifact directory and, when
-// EVOSIGNAL_SCREENSHOT_DIR is set, there too.
-func save(t *testing.T, name string, b []byte) {
-	t.Helper()
-	dirs := []string{t.ArtifactDir()}
-	if d := os.Getenv(screenshotEnv); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatalf("%s: %v", screenshotEnv, err)
-		}
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", p)
-	}
+	browsertest.Save(t, name, img)
 }
 
 // browser is the suite's headless Chromium (internal/workshop/browsertest).

@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +13,6 @@ import (
 
 // The browser harness is internal/workshop/browsertest's, shared with
 // internal/report's browser test.
-
-// screenshotEnv names a directory that receives a copy of the screenshots.
-const screenshotEnv = browsertest.ScreenshotEnv
 
 // browser is the suite's headless Chromium (internal/workshop/browsertest)
 // at 1280×900.
@@ -62,27 +57,14 @@ func eval[T any](t *testing.T, b *browser, js string) T {
 	return v
 }
 
-// shot saves a full-page screenshot into the test's artifact directory.
+// shot saves a full-page screenshot (browsertest.Save).
 func shot(t *testing.T, b *browser, name string) {
 	t.Helper()
 	img, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
-	dirs := []string{t.ArtifactDir()}
-	if d := os.Getenv(screenshotEnv); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatalf("%s: %v", screenshotEnv, err)
-		}
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if err := os.WriteFile(p, img, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", p)
-	}
+	browsertest.Save(t, name, img)
 }
 
 // waitFor evaluates js until it is true, through navigations, for up to a

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +26,8 @@ import (
 // ChromiumPath is Debian's Chromium, which scripts/setup installs.
 const ChromiumPath = "/usr/bin/chromium"
 
-// ScreenshotEnv names a directory that receives a copy of the screenshots.
+// ScreenshotEnv names a directory that receives a copy of the screenshots
+// (CI uploads it; a person opens it).
 const ScreenshotEnv = "EVOSIGNAL_SCREENSHOT_DIR"
 
 // Need fails the test when Chromium is missing: the browser tests are
@@ -158,3 +160,24 @@ func (b *Browser) Problems(allowed func(url string) bool, why string) []string {
 
 // Output is what Chromium wrote, for a failure's message.
 func (b *Browser) Output() string { return "chromium output:\n" + b.out.String() }
+
+// Save writes an output file (a screenshot, the page's HTML) into the
+// test's artifact directory and, when ScreenshotEnv names a directory,
+// there too.
+func Save(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dirs := []string{t.ArtifactDir()}
+	if d := os.Getenv(ScreenshotEnv); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatalf("%s: %v", ScreenshotEnv, err)
+		}
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", p)
+	}
+}
