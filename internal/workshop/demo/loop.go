@@ -171,6 +171,17 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 			metrics.SetRuleHoldout(cfg.RuleHoldout, set)
 		}
 		if g+1 == cfg.PlantHarmful {
+			// No guard after this generation (the planted set is to be
+			// caught by the next), but the sets carry on what was retired.
+			for key, set := range allSets(global, byAgent) {
+				hist, err := rules.History(ctx, e.KV(), key)
+				if err != nil {
+					return curve, fmt.Errorf("generation %d: %w", g, err)
+				}
+				if len(hist) > 0 {
+					metrics.Retire(set, &hist[0], nil, metrics.EffectOnFirstTry, until)
+				}
+			}
 			gen.Planted = global.Version
 			say("generation %d/%d: planted harmful rules: the next generation runs %s", g, cfg.Generations, global.Version)
 		} else if g < cfg.Generations {
@@ -180,8 +191,7 @@ func runLoop(ctx context.Context, cfg Config, storeDir, db string) (_ []Generati
 			if err != nil {
 				return curve, fmt.Errorf("generation %d: %w", g, err)
 			}
-			sets := map[string]*ruleset.RuleSet{ruleset.GlobalKey: global}
-			maps.Copy(sets, byAgent)
+			sets := allSets(global, byAgent)
 			rolled, err := metrics.GuardKeys(rows, sets, func(key string) ([]ruleset.RuleSet, error) { return rules.History(ctx, e.KV(), key) },
 				metrics.EffectOnFirstTry, until)
 			if err != nil {
@@ -306,4 +316,11 @@ func orNone(v string) string {
 		return "no rules"
 	}
 	return v
+}
+
+// allSets is the global set and the agents' sets by their keys.
+func allSets(global *ruleset.RuleSet, byAgent map[string]*ruleset.RuleSet) map[string]*ruleset.RuleSet {
+	sets := map[string]*ruleset.RuleSet{ruleset.GlobalKey: global}
+	maps.Copy(sets, byAgent)
+	return sets
 }
