@@ -32,7 +32,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -40,7 +39,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// warehouses
 	"github.com/apache/iceberg-go/table"
-	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL catalog's driver
 	_ "modernc.org/sqlite"             // the SQLite catalog's driver, pure Go
 )
@@ -224,18 +222,7 @@ func openPostgres(ctx context.Context, uri string, o Options) (*Lake, error) {
 		return nil, fmt.Errorf("lake %s: catalog: %w", name, err)
 	}
 	props := s3Props()
-	// The catalog creates its tables if missing (CREATE TABLE IF NOT
-	// EXISTS), which fails in PostgreSQL when another process creates
-	// them at the same moment: several ingesters started on a new lake.
-	// The tables are there then: open it again.
-	var cat *sqlcat.Catalog
-	for try := 1; ; try++ {
-		cat, err = sqlcat.NewCatalog("evosignal", db, sqlcat.Postgres, props)
-		if err == nil || !createdConcurrently(err) || try == 5 {
-			break
-		}
-		time.Sleep(time.Duration(try*50) * time.Millisecond)
-	}
+	cat, err := newPostgresCatalog(ctx, db, props)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("lake %s: catalog: %w", name, err)
@@ -243,17 +230,30 @@ func openPostgres(ctx context.Context, uri string, o Options) (*Lake, error) {
 	return &Lake{name: name, key: uri, db: db, cat: cat, props: props}, nil
 }
 
-// createdConcurrently tells whether PostgreSQL refused to create a table
-// (or its row type) because another transaction created it meanwhile:
-// duplicate_table (42P07), or unique_violation (23505) on the catalog's
-// index of type names, which CREATE TABLE IF NOT EXISTS may meet.
-func createdConcurrently(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code == "42P07" || pe.Code == "23505"
+// catalogLock is the PostgreSQL advisory lock key under which a process
+// opens the catalog ("evosignal" in ASCII, truncated to 8 bytes).
+const catalogLock int64 = 0x65766f7369676e61
+
+// newPostgresCatalog opens iceberg-go's SQL catalog, which creates its
+// tables if missing with CREATE TABLE IF NOT EXISTS. In PostgreSQL that
+// is not safe against itself: two processes creating the same table at
+// once fail on the catalog's unique indexes (duplicate_table,
+// duplicate_object on the row type, unique_violation), as when several
+// ingesters start on a new lake. So each holds an advisory lock,
+// in a transaction of its own, while it opens the catalog: the first
+// creates the tables, the others find them.
+func newPostgresCatalog(ctx context.Context, db *sql.DB, props iceberg.Properties) (*sqlcat.Catalog, error) {
+	// A transaction's advisory lock ends with it, whatever happens to
+	// the connection after.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "(SQLSTATE 42P07)") || strings.Contains(msg, "(SQLSTATE 23505)")
+	defer tx.Rollback() //nolint:errcheck // it only held the lock
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", catalogLock); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return sqlcat.NewCatalog("evosignal", db, sqlcat.Postgres, props)
 }
 
 // s3Props are the S3 client's settings from the environment AWS's tools

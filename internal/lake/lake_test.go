@@ -881,3 +881,43 @@ func TestRemoteLakeOutlivesOpenContext(t *testing.T) {
 		t.Fatalf("the lake has %d events, the database %d", got, want)
 	}
 }
+
+// Many processes opening a new lake on one PostgreSQL catalog at once all
+// succeed: the first creates the catalog's tables, the others wait for it
+// and find them. Each round is a new, empty database.
+func TestOpenNewRemoteCatalogAtOnce(t *testing.T) {
+	lk := remote(t)
+	admin, err := sql.Open("pgx", lk.uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const rounds, openers = 6, 8
+	for r := range rounds {
+		name := fmt.Sprintf("atonce%d", r)
+		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+			t.Fatal(err)
+		}
+		uri := strings.Replace(lk.uri, "/postgres?", "/"+name+"?", 1)
+		o := lk.o
+		o.Warehouse = "s3://lake/" + name
+		errs := make(chan error, openers)
+		start := make(chan struct{})
+		for range openers {
+			go func() {
+				<-start
+				l, err := Open(context.Background(), uri, o)
+				if err == nil {
+					l.Close()
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		for range openers {
+			if err := <-errs; err != nil {
+				t.Errorf("round %d: %v", r, err)
+			}
+		}
+	}
+}
