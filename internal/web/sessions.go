@@ -25,8 +25,10 @@ type listQuery struct {
 	Q, Outcome, Hint, Stuck string
 	MinReplans              string
 	minReplans              *int64
-	afterAt                 time.Time
-	afterSession            string
+	// The keyset cursors: after the last row of the page before (Next),
+	// or before the first row of the page after (Previous).
+	afterAt, beforeAt        time.Time
+	afterSession, beforeSess string
 }
 
 func parseList(q url.Values) (listQuery, error) {
@@ -46,12 +48,21 @@ func parseList(q url.Values) (listQuery, error) {
 		}
 		l.minReplans = &n
 	}
-	if a := q.Get("after_at"); a != "" {
+	cursor := func(key string) time.Time {
+		a := q.Get(key)
+		if a == "" {
+			return time.Time{}
+		}
 		t, err := time.Parse(time.RFC3339Nano, a)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("after_at %q: want an RFC 3339 time", a))
+			errs = append(errs, fmt.Errorf("%s %q: want an RFC 3339 time", key, a))
 		}
-		l.afterAt, l.afterSession = t, q.Get("after")
+		return t
+	}
+	l.afterAt, l.afterSession = cursor("after_at"), q.Get("after")
+	l.beforeAt, l.beforeSess = cursor("before_at"), q.Get("before")
+	if !l.afterAt.IsZero() && !l.beforeAt.IsZero() {
+		errs = append(errs, errors.New("after_at and before_at: want one cursor, not both"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return l, badRequest("%v", err)
@@ -77,6 +88,7 @@ type sessionsPage struct {
 	States   []string
 	Rows     []listRow
 	Next     string // the next page's URL; empty on the last page
+	Prev     string // the previous page's URL; empty on the first page
 	First    string // the first page's URL when this is not it
 }
 
@@ -111,13 +123,18 @@ func (s *Server) sessions(ctx context.Context, r *http.Request, buf *bytes.Buffe
 	args := params{
 		"since": nullTime(mf.Since), "until": nullTime(mf.Until), "agent": nullable(mf.Agent), "model": nullable(mf.Model),
 		"task_type": nullable(mf.TaskType), "outcome": nullable(l.Outcome), "min_replans": nil, "hint": nullable(l.Hint),
-		"q": nullable(l.Q), "after_at": nil, "after_session": nil, "limit": int64(s.cfg.PageSize + 1),
+		"q": nullable(l.Q), "after_at": nil, "after_session": nil, "before_at": nil, "before_session": nil,
+		"limit": int64(s.cfg.PageSize + 1),
 	}
 	if l.minReplans != nil {
 		args["min_replans"] = *l.minReplans
 	}
 	if !l.afterAt.IsZero() {
 		args["after_at"], args["after_session"] = l.afterAt, l.afterSession
+	}
+	back := !l.beforeAt.IsZero()
+	if back {
+		args["before_at"], args["before_session"] = l.beforeAt, l.beforeSess
 	}
 	file := "sessions"
 	if l.Stuck != "" {
@@ -128,6 +145,14 @@ func (s *Server) sessions(ctx context.Context, r *http.Request, buf *bytes.Buffe
 	if err != nil {
 		return err
 	}
+	if back && len(t.rows) <= s.cfg.PageSize {
+		// Back at the start: the first page, full, not what is left of it.
+		back, l.beforeAt = false, time.Time{}
+		args["before_at"], args["before_session"] = nil, nil
+		if t, err = s.lookup(ctx, file, args); err != nil {
+			return err
+		}
+	}
 	dims, err := s.dims(ctx)
 	if err != nil {
 		return err
@@ -135,10 +160,18 @@ func (s *Server) sessions(ctx context.Context, r *http.Request, buf *bytes.Buffe
 	p := sessionsPage{Frame: s.frame("Sessions · evosignal", "sessions"), Filter: f, Dims: dimOptions(dims, f), List: l,
 		Outcomes: listOutcomes, States: stuckStates}
 	s.live(&p.Frame, version)
-	var last row
-	for i := range min(len(t.rows), s.cfg.PageSize) {
-		rw := t.row(i)
-		last = rw
+	// The page's rows in the list's order: a page fetched backwards comes
+	// nearest first, and the row beyond it is the one furthest back.
+	n := min(len(t.rows), s.cfg.PageSize)
+	beyond := len(t.rows) > s.cfg.PageSize
+	rows := make([]row, n)
+	for i := range n {
+		rows[i] = t.row(i)
+	}
+	if back {
+		slices.Reverse(rows)
+	}
+	for _, rw := range rows {
 		outcome := rw.str("outcome")
 		if !rw.bool("ended") {
 			outcome = "open"
@@ -152,18 +185,33 @@ func (s *Server) sessions(ctx context.Context, r *http.Request, buf *bytes.Buffe
 		})
 	}
 	keep := r.URL.Query()
-	keep.Del("after_at")
-	keep.Del("after")
-	if len(t.rows) > s.cfg.PageSize {
-		next := url.Values{}
-		for k, v := range keep {
-			next[k] = v
-		}
-		next.Set("after_at", last.time("sort_at").UTC().Format(time.RFC3339Nano))
-		next.Set("after", last.str("session"))
-		p.Next = "/sessions?" + next.Encode()
+	for _, k := range []string{"after_at", "after", "before_at", "before"} {
+		keep.Del(k)
 	}
-	if !l.afterAt.IsZero() {
+	link := func(dir string, rw row) string {
+		v := url.Values{}
+		for k, vs := range keep {
+			v[k] = vs
+		}
+		v.Set(dir+"_at", rw.time("sort_at").UTC().Format(time.RFC3339Nano))
+		v.Set(dir, rw.str("session"))
+		return "/sessions?" + v.Encode()
+	}
+	// Forwards, a page beyond is a next page and the cursor says there is
+	// a previous one; backwards, the other way round.
+	hasNext, hasPrev := beyond, !l.afterAt.IsZero()
+	if back {
+		hasNext, hasPrev = true, beyond
+	}
+	if len(rows) > 0 {
+		if hasNext {
+			p.Next = link("after", rows[len(rows)-1])
+		}
+		if hasPrev {
+			p.Prev = link("before", rows[0])
+		}
+	}
+	if hasPrev {
 		p.First = "/sessions?" + keep.Encode()
 	}
 	return render(buf, "sessions", p)

@@ -8,8 +8,11 @@
 -- valid replans), $hint (VARCHAR: a tool call or a plan task of the session
 -- has this hint), $q (VARCHAR: the session id starts with it, or the goal
 -- holds it, case-insensitive), $after_at, $after_session (the keyset
--- cursor: only sessions after the last one of the previous page, in the
--- list's order), $limit (BIGINT: rows returned).
+-- cursor of the Next link: only sessions after the last one of the page
+-- before, in the list's order), $before_at, $before_session (the cursor of
+-- the Previous link: only sessions before the first one of the page after;
+-- the list files then order the other way round, nearest first), $limit
+-- (BIGINT: rows returned).
   AND ($outcome IS NULL OR (CASE WHEN s.ended THEN s.outcome ELSE 'open' END) = $outcome)
   AND ($min_replans IS NULL OR s.valid_replans >= $min_replans)
   AND ($hint IS NULL
@@ -19,3 +22,6 @@
   AND ($after_at IS NULL
        OR coalesce(s.started_at, TIMESTAMPTZ '1970-01-01 00:00:00+00') < $after_at
        OR (coalesce(s.started_at, TIMESTAMPTZ '1970-01-01 00:00:00+00') = $after_at AND s.session < $after_session))
+  AND ($before_at IS NULL
+       OR coalesce(s.started_at, TIMESTAMPTZ '1970-01-01 00:00:00+00') > $before_at
+       OR (coalesce(s.started_at, TIMESTAMPTZ '1970-01-01 00:00:00+00') = $before_at AND s.session > $before_session))

@@ -12,5 +12,9 @@ SELECT
 FROM s JOIN sessions v USING (session)
 WHERE s.session IN (SELECT session FROM stuck WHERE state = $stuck)
 -- @include web/list_filter.sql
-ORDER BY sort_at DESC, s.session DESC
+-- Backwards from $before_at (the Previous link): the nearest first, which
+-- the caller turns round; otherwise the CASEs are NULL and order nothing.
+ORDER BY CASE WHEN $before_at IS NOT NULL THEN sort_at END,
+         CASE WHEN $before_at IS NOT NULL THEN s.session END,
+         sort_at DESC, s.session DESC
 LIMIT $limit;
