@@ -24,14 +24,26 @@ type overviewPage struct {
 // dimLimit bounds the values a filter select offers.
 const dimLimit = 200
 
+// dims are the filter's choices (web/dimensions.sql, a scan of every
+// session), computed once a data version.
 func (s *Server) dims(ctx context.Context) (map[string][]string, error) {
-	t, err := s.lookup(ctx, "dimensions", params{"limit": int64(dimLimit)})
+	version, err := s.dataVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]string{}
-	t.each(func(r row) { out[r.str("dim")] = append(out[r.str("dim")], r.str("value")) })
-	return out, nil
+	v, err := s.cache.get("dims", version, func() (any, error) {
+		t, err := s.lookup(ctx, "dimensions", params{"limit": int64(dimLimit)})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string][]string{}
+		t.each(func(r row) { out[r.str("dim")] = append(out[r.str("dim")], r.str("value")) })
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string][]string), nil
 }
 
 func (s *Server) overview(ctx context.Context, r *http.Request, buf *bytes.Buffer) error {

@@ -35,12 +35,16 @@ type Config struct {
 	// Log receives the errors of requests (a page shows the user a short
 	// message); nil discards them.
 	Log *slog.Logger
+	// CacheFor is how long the overview, the analyzers' tables and the
+	// filter's choices are served again while the data does not change
+	// (no batch committed); 0 computes them on every request.
+	CacheFor time.Duration
 }
 
 // DefaultConfig is the ingester's: live, polling every 2s, 50 sessions
-// a page.
+// a page, analyses kept a minute while the data does not change.
 func DefaultConfig(q sqlservice.Querier) Config {
-	return Config{Querier: q, Live: true, Poll: 2 * time.Second, PageSize: 50}
+	return Config{Querier: q, Live: true, Poll: 2 * time.Second, PageSize: 50, CacheFor: time.Minute}
 }
 
 // Validate reports every problem at once.
@@ -51,6 +55,9 @@ func (c Config) Validate() error {
 	}
 	if c.Live && c.Poll <= 0 {
 		errs = append(errs, fmt.Errorf("web: poll interval %s: want more than 0", c.Poll))
+	}
+	if c.CacheFor < 0 {
+		errs = append(errs, fmt.Errorf("web: cache for %s: want 0 or more", c.CacheFor))
 	}
 	if c.PageSize < 1 || c.PageSize > 1000 {
 		errs = append(errs, fmt.Errorf("web: page size %d: want 1 to 1000", c.PageSize))
@@ -68,9 +75,10 @@ var staticFS embed.FS
 
 // Server serves the pages.
 type Server struct {
-	cfg Config
-	log *slog.Logger
-	mux *http.ServeMux
+	cfg   Config
+	log   *slog.Logger
+	mux   *http.ServeMux
+	cache *cache
 }
 
 // New checks cfg and returns the pages' server.
@@ -84,7 +92,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, log: cfg.Log, mux: http.NewServeMux(), cache: newCache(cfg.CacheFor, 64)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -98,10 +106,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /static/report.css", s.reportCSS)
-	mux.HandleFunc("GET /{$}", s.page(s.overview))
+	mux.HandleFunc("GET /{$}", s.page(s.cached(s.overview)))
 	mux.HandleFunc("GET /sessions", s.page(s.sessions))
 	mux.HandleFunc("GET /sessions/{id}", s.page(s.session))
-	mux.HandleFunc("GET /analyze/{table}", s.page(s.table))
+	mux.HandleFunc("GET /analyze/{table}", s.page(s.cached(s.table)))
 	mux.HandleFunc("GET /live/version", s.version)
 }
 
@@ -167,6 +175,29 @@ func (s *Server) page(h func(ctx context.Context, r *http.Request, buf *bytes.Bu
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Write(buf.Bytes())
+	}
+}
+
+// cached serves h's page from the cache while the data has not changed:
+// the same request (path and query) at the same data version.
+func (s *Server) cached(h func(ctx context.Context, r *http.Request, buf *bytes.Buffer) error) func(context.Context, *http.Request, *bytes.Buffer) error {
+	return func(ctx context.Context, r *http.Request, buf *bytes.Buffer) error {
+		version, err := s.dataVersion(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := s.cache.get("page "+r.URL.RequestURI(), version, func() (any, error) {
+			var b bytes.Buffer
+			// Not the request's context: the others waiting for it must not
+			// see its client go away.
+			err := h(context.WithoutCancel(ctx), r, &b)
+			return b.Bytes(), err
+		})
+		if err != nil {
+			return err
+		}
+		buf.Write(v.([]byte))
+		return nil
 	}
 }
 
