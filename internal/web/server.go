@@ -24,7 +24,8 @@ type Config struct {
 	// nil: the embedded default.
 	Taxonomy *taxonomy.Taxonomy
 	// Live makes the overview and the session list poll for new events
-	// every Poll and update in place; off for a database nothing writes.
+	// every Poll and update in place; off for a database nothing writes
+	// (then the data has one version, and /live/version reads nothing).
 	Live bool
 	Poll time.Duration
 	// PageSize is the rows of a page of the session list and of the raw

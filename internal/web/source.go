@@ -67,8 +67,13 @@ func (s *Server) lookup(ctx context.Context, name string, p params) (*table, err
 func (s *Server) src() metrics.Source { return source{s.cfg.Querier} }
 
 // dataVersion is the token of version.sql: committed batches and the last
-// commit's time.
+// commit's time. Pages that are not live read data nothing writes (a
+// database file opened read-only, a lake as it stood when attached, which
+// has no ingest_batches): one version.
 func (s *Server) dataVersion(ctx context.Context) (string, error) {
+	if !s.cfg.Live {
+		return "static", nil
+	}
 	t, err := s.lookup(ctx, "version", nil)
 	if err != nil {
 		return "", err
