@@ -97,6 +97,7 @@ func TestReportInBrowser(t *testing.T) {
 		}
 	}
 	light := layout.Background
+	contrast(t, ctx, "light")
 
 	shot(t, ctx, "report.png")
 
@@ -111,6 +112,7 @@ func TestReportInBrowser(t *testing.T) {
 	if layout.Background == light {
 		t.Errorf("dark theme: background %s, the same as the light theme's", light)
 	}
+	contrast(t, ctx, "dark")
 	shot(t, ctx, "report-dark.png")
 
 	// Print: light colours, no navigation bar, and a PDF that is not empty.
@@ -274,3 +276,16 @@ func (b *browser) problems(pageURL string) []string {
 }
 
 func (b *browser) output() string { return b.Output() }
+
+// contrast checks that every text of the page meets WCAG 2 AA contrast
+// (browsertest.ContrastJS) in the colour scheme it is shown in.
+func contrast(t *testing.T, ctx context.Context, scheme string) {
+	t.Helper()
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](browsertest.ContrastJS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range bad {
+		t.Errorf("contrast (%s): %s", scheme, m)
+	}
+}
