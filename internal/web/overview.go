@@ -25,12 +25,8 @@ type overviewPage struct {
 const dimLimit = 200
 
 // dims are the filter's choices (web/dimensions.sql, a scan of every
-// session), computed once a data version.
-func (s *Server) dims(ctx context.Context) (map[string][]string, error) {
-	version, err := s.dataVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
+// session), computed once a data version (the page's).
+func (s *Server) dims(ctx context.Context, version string) (map[string][]string, error) {
 	v, err := s.cache.get("dims", version, func() (any, error) {
 		t, err := s.lookup(ctx, "dimensions", params{"limit": int64(dimLimit)})
 		if err != nil {
@@ -67,7 +63,7 @@ func (s *Server) overview(ctx context.Context, r *http.Request, buf *bytes.Buffe
 	if err := report.WriteLive(&live, rep); err != nil {
 		return err
 	}
-	dims, err := s.dims(ctx)
+	dims, err := s.dims(ctx, version)
 	if err != nil {
 		return err
 	}

@@ -153,7 +153,7 @@ func (s *Server) sessions(ctx context.Context, r *http.Request, buf *bytes.Buffe
 			return err
 		}
 	}
-	dims, err := s.dims(ctx)
+	dims, err := s.dims(ctx, version)
 	if err != nil {
 		return err
 	}

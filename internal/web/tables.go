@@ -127,7 +127,11 @@ func (s *Server) table(ctx context.Context, r *http.Request, buf *bytes.Buffer) 
 	for i := range tables {
 		tables[i].sortBy(sortKey, desc, r.URL)
 	}
-	dims, err := s.dims(ctx)
+	version, err := s.dataVersion(ctx)
+	if err != nil {
+		return err
+	}
+	dims, err := s.dims(ctx, version)
 	if err != nil {
 		return err
 	}
