@@ -85,16 +85,15 @@ type Triggers struct {
 	User         int64 `json:"user"`
 }
 
-// ReplansResult is the replans analysis: rows per group, the comparison of
-// successes without and after several replans, and data-quality notes.
+// ReplansResult is the replans analysis: rows per group and data-quality
+// notes (CompareReplans adds the comparison of successes without and after
+// several replans, which analyze replans shows).
 type ReplansResult struct {
-	Rows       []ReplansRow
-	Comparison ReplanComparison
-	Notes      []string
+	Rows  []ReplansRow
+	Notes []string
 }
 
-// Replans runs queries/analyze/replans.sql and
-// queries/analyze/replans_comparison.sql for f. Without -by it always
+// Replans runs queries/analyze/replans.sql for f. Without -by it always
 // returns one row, with null rates when no session matched.
 func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) {
 	if err := f.Validate(); err != nil {
@@ -114,9 +113,6 @@ func Replans(ctx context.Context, src Source, f Filter) (*ReplansResult, error) 
 	}
 	if len(res.Rows) == 0 && len(f.By) == 0 {
 		res.Rows = append(res.Rows, newReplansRow(Group{}, replanCounts{}))
-	}
-	if res.Comparison, err = replanComparison(ctx, src, f); err != nil {
-		return nil, err
 	}
 	res.Notes = replansNotes(res.Rows)
 	return res, nil

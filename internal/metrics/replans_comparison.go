@@ -46,7 +46,10 @@ type ReplanFeature struct {
 	DifferenceCI *Interval `json:"difference_ci"`
 }
 
-func replanComparison(ctx context.Context, src Source, f Filter) (ReplanComparison, error) {
+// CompareReplans runs queries/analyze/replans_comparison.sql for f: the
+// features of the sessions that succeeded without a valid replan against
+// those that succeeded after several.
+func CompareReplans(ctx context.Context, src Source, f Filter) (ReplanComparison, error) {
 	c := ReplanComparison{SeveralMinReplans: SeveralReplans, Features: []ReplanFeature{}}
 	t, err := src.Query(ctx, queries.MustExpand("analyze/replans_comparison.sql"), f.Args()...)
 	if err != nil {

@@ -69,8 +69,12 @@ func TestReplansWithoutSessions(t *testing.T) {
 	if r.SuccessRateCI != nil || len(r.SuccessByReplans) != 4 || r.SuccessByReplans[3].SuccessRate != nil {
 		t.Fatalf("row = %+v, want nil intervals and four empty buckets", r)
 	}
-	if len(res.Notes) != 0 || res.Comparison.Features == nil {
-		t.Fatalf("notes = %v, features = %v; want none and an empty list", res.Notes, res.Comparison.Features)
+	cmp, err := CompareReplans(context.Background(), src, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Notes) != 0 || cmp.Features == nil {
+		t.Fatalf("notes = %v, features = %v; want none and an empty list", res.Notes, cmp.Features)
 	}
 
 	res, err = Replans(context.Background(), src, Filter{By: []string{"agent"}})
@@ -146,11 +150,10 @@ func TestReplanComparisonOrder(t *testing.T) {
 			map[string]any{"kind": "task_type", "value": docs, "no_replan": int64(5), "several": int64(0), "no_replan_sessions": int64(10), "several_sessions": int64(4)},
 		),
 	}
-	res, err := Replans(context.Background(), src, Filter{})
+	c, err := CompareReplans(context.Background(), src, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := res.Comparison
 	if c.NoReplanSessions != 10 || c.SeveralSessions != 4 || c.SeveralMinReplans != 2 {
 		t.Fatalf("comparison = %+v", c)
 	}
@@ -178,11 +181,11 @@ func TestReplanComparisonOneArmEmpty(t *testing.T) {
 		"analyze/replans_comparison.sql": cannedTable(comparisonCols,
 			map[string]any{"kind": "task_type", "value": nil, "no_replan": int64(3), "several": int64(0), "no_replan_sessions": int64(3), "several_sessions": int64(0)}),
 	}
-	res, err := Replans(context.Background(), src, Filter{})
+	c, err := CompareReplans(context.Background(), src, Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := res.Comparison.Features[0]
+	f := c.Features[0]
 	if f.NoReplanShare == nil || *f.NoReplanShare != 1 || f.SeveralShare != nil || f.Difference != nil || f.DifferenceCI != nil {
 		t.Fatalf("feature = %+v, want share 1 against undefined", f)
 	}

@@ -205,7 +205,11 @@ func TestUnknownOutcomeLeftOutOfRates(t *testing.T) {
 		}
 		// Unknown is not success: no planted session is in an arm.
 		arms := countUnknownTruth(specs, func(s unknownSpec) bool { return s.valid() == 0 })
-		if got := res.Comparison.NoReplanSessions; got != arms.successes {
+		cmp, err := CompareReplans(ctx, src, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cmp.NoReplanSessions; got != arms.successes {
 			t.Errorf("comparison no_replan_sessions = %d, want %d", got, arms.successes)
 		}
 	})

@@ -33,12 +33,16 @@ succeeded without a replan against those that succeeded after two or more.`, std
 	if err != nil {
 		return fmt.Errorf("replans: %w", err)
 	}
+	cmp, err := metrics.CompareReplans(ctx, src, c.filter)
+	if err != nil {
+		return fmt.Errorf("replans: %w", err)
+	}
 	env := &render.Envelope{
 		Analysis:    "replans",
 		GeneratedAt: c.now().UTC(),
 		Filter:      c.filterJSON(),
 		Rows:        res.Rows,
-		Extra:       replansExtra{Comparison: res.Comparison},
+		Extra:       replansExtra{Comparison: cmp},
 		Notes:       res.Notes,
 	}
 	if err := render.Write(stdout, c.format, env); err != nil {
@@ -48,7 +52,6 @@ succeeded without a replan against those that succeeded after two or more.`, std
 		return nil
 	}
 	// The comparison is a second table, after the rows and their notes.
-	cmp := res.Comparison
 	fmt.Fprintf(stdout, "\nSucceeded without a valid replan (%d sessions) against after %d or more (%d sessions):\n",
 		cmp.NoReplanSessions, cmp.SeveralMinReplans, cmp.SeveralSessions)
 	return render.Write(stdout, "table", &render.Envelope{Rows: cmp.Features})
