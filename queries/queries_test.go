@@ -38,6 +38,7 @@ var committed = map[string]string{
 	"migrations/0009_model_calls.sql":              "9735774680782e9dccf9162510c14a42421707e9c7ec8a27d46c87a93cd796c9",
 	"migrations/0010_session_assignments.sql":      "c0275dca88f1b56c0aa9bd7c4983396def8f8561c39de7e97925c4aee64f34b2",
 	"migrations/0011_session_rule_assignments.sql": "824b43c5a8e5a68b9ef45ba3e9d2fde27192af6f95e974874ae3b90cc2e0134e",
+	"migrations/0012_rollups.sql":                  "6549eccb757eed5e62eeb6510c3556d73464572859dd60e026b86a780e3eef83",
 }
 
 func TestCommittedMigrationsAreUnchanged(t *testing.T) {
@@ -148,7 +149,8 @@ func TestIncludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"analyze/mappings_task_types.sql", "include/by_dimensions.sql"}; !slices.Equal(got, want) {
+	if want := []string{"include/rollup_split.sql", "analyze/mappings_task_types.sql", "include/hint_cells.sql",
+		"include/hint_counts.sql", "include/by_dimensions.sql", "include/rollup_served.sql"}; !slices.Equal(got, want) {
 		t.Errorf("Includes(analyze/hints.sql) = %q, want %q", got, want)
 	}
 	frags, err := queries.Fragments()
@@ -157,7 +159,9 @@ func TestIncludes(t *testing.T) {
 	}
 	want := map[string]bool{"analyze/mappings_task_types.sql": true, "include/by_dimensions.sql": true, "include/classify_case.sql": true,
 		"include/facts_rows.sql": true, "analyze/stuck_states.sql": true, "include/inferred_rule.sql": true, "include/session_facts_of.sql": true, "include/task_facts_of.sql": true, "include/selected_sessions.sql": true, "include/session_filter.sql": true,
-		"web/list_columns.sql": true, "web/list_filter.sql": true}
+		"web/list_columns.sql": true, "web/list_filter.sql": true,
+		"include/rollup_split.sql": true, "include/rollup_served.sql": true, "include/hint_cells.sql": true, "include/hint_counts.sql": true,
+		"include/replace_outcomes.sql": true, "include/replace_counts.sql": true}
 	if fmt.Sprint(frags) != fmt.Sprint(want) {
 		t.Errorf("Fragments() = %v, want %v", frags, want)
 	}
@@ -180,7 +184,8 @@ func TestEveryFilePrepares(t *testing.T) {
 	// derive/ and ingest/append_events.sql read batch_events (the rebuild's
 	// view of the event log, or the events appender's rows);
 	// ingest/append_facts_pending.sql reads its appender's batch_sessions.
-	for _, q := range []string{queries.MustRead("ingest/rebuild_view.sql"), `CREATE TEMP TABLE batch_sessions (session VARCHAR)`} {
+	for _, q := range []string{queries.MustRead("ingest/rebuild_view.sql"), `CREATE TEMP TABLE batch_sessions (session VARCHAR)`,
+		`CREATE TEMP TABLE rollup_touched (day DATE)`} {
 		if _, err := c.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}

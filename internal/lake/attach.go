@@ -89,6 +89,14 @@ func (l *Lake) Attach(ctx context.Context, db *sql.DB) error {
 			return fmt.Errorf("lake %s: view %s: %w", l.name, t.name, err)
 		}
 	}
+	// The day rollups are not sealed (a shard's are of its facts alone):
+	// in a lake they are empty, and the analyses compute every day from
+	// the facts (queries/include/rollup_split.sql).
+	for _, q := range noRollups {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("lake %s: %w", l.name, err)
+		}
+	}
 	vs, err := queries.Views()
 	if err != nil {
 		return err
@@ -236,4 +244,20 @@ func emptyView(ctx context.Context, db *sql.DB, name, columns string) error {
 	}
 	_, err := db.ExecContext(ctx, "CREATE OR REPLACE VIEW "+quote(name)+" AS SELECT "+strings.Join(sel, ", ")+" LIMIT 0")
 	return err
+}
+
+// noRollups are empty views of the day rollups' tables
+// (queries/migrations/0012_rollups.sql), of their columns and types.
+var noRollups = []string{
+	`CREATE OR REPLACE VIEW rollups AS SELECT CAST(NULL AS VARCHAR) AS classifier WHERE false`,
+	`CREATE OR REPLACE VIEW hint_days AS SELECT CAST(NULL AS DATE) AS day, CAST(NULL AS DATE) AS week,
+		CAST(NULL AS VARCHAR) AS agent, CAST(NULL AS VARCHAR) AS agent_version, CAST(NULL AS VARCHAR) AS model,
+		CAST(NULL AS VARCHAR) AS ruleset, CAST(NULL AS VARCHAR) AS task_type, CAST(NULL AS VARCHAR) AS hint,
+		0::BIGINT AS calls, 0::BIGINT AS failed, 0::BIGINT AS followed, 0::BIGINT AS followed_failed,
+		0::BIGINT AS deviated, 0::BIGINT AS deviated_failed, 0::BIGINT AS planned, 0::BIGINT AS dropped,
+		0::BIGINT AS stripped WHERE false`,
+	`CREATE OR REPLACE VIEW replace_days AS SELECT CAST(NULL AS DATE) AS day, CAST(NULL AS VARCHAR) AS agent,
+		CAST(NULL AS VARCHAR) AS model, CAST(NULL AS VARCHAR) AS task_type, CAST(NULL AS VARCHAR) AS from_hint,
+		CAST(NULL AS VARCHAR) AS to_hint, 0::BIGINT AS replans, 0::BIGINT AS added, 0::BIGINT AS completed,
+		0::BIGINT AS succeeded WHERE false`,
 }

@@ -62,7 +62,10 @@ func (s *Store) refreshPending(ctx context.Context, c *sql.Conn, n int, pr *prog
 	if err := refreshPasses(ctx, c, n, pr); err != nil {
 		return err
 	}
-	return s.classify(ctx, c)
+	if err := s.classify(ctx, c); err != nil {
+		return err
+	}
+	return s.rollups(ctx, c)
 }
 
 func refreshPasses(ctx context.Context, c *sql.Conn, n int, pr *progress) error {
@@ -154,6 +157,19 @@ func (s *Store) useTaxonomy(ctx context.Context) error {
 		return fmt.Errorf("read facts_classifier: %w", err)
 	}
 	if stored == s.tax.ID() {
+		// A database the rollups are new to (or that a store without a
+		// taxonomy wrote last) gets them whole.
+		var built string
+		err := s.w.QueryRowContext(ctx, "SELECT classifier FROM rollups").Scan(&built)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read rollups: %w", err)
+		}
+		if built == stored {
+			return nil
+		}
+		if err := inTx(ctx, s.w, func() error { return s.rollups(ctx, s.w) }); err != nil {
+			return fmt.Errorf("build the day rollups: %w", err)
+		}
 		return nil
 	}
 	err = inTx(ctx, s.w, func() error {
@@ -163,7 +179,10 @@ func (s *Store) useTaxonomy(ctx context.Context) error {
 		if _, err := s.w.ExecContext(ctx, queries.MustRead("ingest/record_classifier.sql"), s.tax.ID()); err != nil {
 			return err
 		}
-		return s.classify(ctx, s.w)
+		if err := s.classify(ctx, s.w); err != nil {
+			return err
+		}
+		return s.rollups(ctx, s.w)
 	})
 	if err != nil {
 		return fmt.Errorf("classify the stored facts with %s (was %q): %w", s.tax.ID(), stored, err)

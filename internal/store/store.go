@@ -144,6 +144,7 @@ type Options struct {
 type Classifier interface {
 	ID() string          // recorded in facts_classifier
 	ClassifyArgs() []any // the parameters of queries/include/classify_case.sql
+	Args() []any         // those and $tax_fallback, $tax_id: analyze/mappings_task_types.sql's
 }
 
 // Open opens (creating if needed) the database at path with the default

@@ -8,25 +8,39 @@
 -- calls = 0. The other_* columns count the group's calls under every other
 -- hint (the NULL hint included): the baseline a hint's failure rate is
 -- compared with. Counts only: rates, intervals and tests are computed from
--- them (internal/metrics/hints.go).
+-- them (internal/metrics/hints.go). The counts are defined in
+-- include/hint_counts.sql; the days the day rollups serve are read from
+-- hint_days, the others computed from the facts (include/rollup_split.sql),
+-- and the two give the same counts (a test in internal/store holds them
+-- equal).
 WITH
+-- @include include/rollup_split.sql
 -- @include analyze/mappings_task_types.sql
+hc_cells AS (
+-- @include include/hint_cells.sql
+),
 hint_counts AS (
-    SELECT
+    SELECT agent, agent_version, model, task_type, day, week, ruleset, hint,
+           CAST(sum(calls) AS BIGINT)           AS calls,
+           CAST(sum(failed) AS BIGINT)          AS failed,
+           CAST(sum(followed) AS BIGINT)        AS followed,
+           CAST(sum(followed_failed) AS BIGINT) AS followed_failed,
+           CAST(sum(deviated) AS BIGINT)        AS deviated,
+           CAST(sum(deviated_failed) AS BIGINT) AS deviated_failed,
+           CAST(sum(planned) AS BIGINT)         AS planned,
+           CAST(sum(dropped) AS BIGINT)         AS dropped,
+           CAST(sum(stripped) AS BIGINT)        AS stripped
+    FROM (
+-- @include include/hint_counts.sql
+        UNION ALL
+        SELECT
 -- @include include/by_dimensions.sql
-      , hint,
-        count(*) FILTER (WHERE fact = 'call')                             AS calls,
-        count(*) FILTER (WHERE fact = 'call' AND NOT ok)                  AS failed,
-        count(*) FILTER (WHERE fact = 'call' AND tool = hint)             AS followed,
-        count(*) FILTER (WHERE fact = 'call' AND tool = hint AND NOT ok)  AS followed_failed,
-        count(*) FILTER (WHERE fact = 'call' AND tool <> hint)            AS deviated,
-        count(*) FILTER (WHERE fact = 'call' AND tool <> hint AND NOT ok) AS deviated_failed,
-        count(*) FILTER (WHERE fact = 'planned')                          AS planned,
-        count(*) FILTER (WHERE fact = 'dropped')                          AS dropped,
-        count(*) FILTER (WHERE fact = 'stripped')                         AS stripped
-    FROM tt_typed
-    WHERE fact IN ('call', 'planned', 'dropped', 'stripped')
-    GROUP BY ALL
+             , hint, calls, failed, followed, followed_failed, deviated, deviated_failed, planned, dropped, stripped
+        FROM hint_days
+        WHERE
+-- @include include/rollup_served.sql
+    )
+    GROUP BY agent, agent_version, model, task_type, day, week, ruleset, hint
 )
 SELECT *,
        CAST(sum(calls)  OVER grp - calls  AS BIGINT) AS other_calls,

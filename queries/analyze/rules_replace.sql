@@ -11,44 +11,30 @@
 --              plan version in force at completion: a pending task a later
 --              replan re-lists is still the same task);
 --   succeeded  of those, tasks completed with completion = 'success'.
+-- The counts are defined in include/replace_counts.sql; the days the day
+-- rollups serve are read from replace_days, the others computed from the
+-- facts (include/rollup_split.sql), and the two give the same counts (a
+-- test in internal/store holds them equal).
 WITH
+-- @include include/rollup_split.sql
 -- @include analyze/mappings_task_types.sql
-rp_drops AS (
-    SELECT agent, session, seq, task_type, hint
-    FROM tt_typed
-    WHERE fact = 'dropped' AND hint IS NOT NULL
-),
-rp_adds AS (
-    SELECT session, seq, task_id, description, task_type, hint
-    FROM tt_typed
-    WHERE fact = 'planned' AND hint IS NOT NULL
-),
-rp_pairs AS (
-    SELECT DISTINCT d.agent, d.session, d.seq, d.task_type, d.hint AS from_hint, a.hint AS to_hint,
-           a.task_id, a.description
-    FROM rp_drops d
-    JOIN rp_adds a ON a.session = d.session AND a.seq = d.seq AND a.task_type = d.task_type AND a.hint <> d.hint
-),
-rp_done AS (
-    SELECT session, seq, task_id, description, completion
-    FROM tt_joined
-    WHERE fact = 'completed' AND description IS NOT NULL
-),
-rp_outcomes AS (
-    SELECT p.agent, p.session, p.seq, p.task_type, p.from_hint, p.to_hint, p.task_id,
-           count(dn.completion) > 0                   AS completed,
-           bool_or(dn.completion = 'success') IS TRUE AS succeeded
-    FROM rp_pairs p
-    LEFT JOIN rp_done dn ON dn.session = p.session AND dn.task_id = p.task_id
-                        AND dn.description = p.description AND dn.seq > p.seq
-    GROUP BY ALL
+-- @include include/replace_outcomes.sql
+rp_counts AS (
+-- @include include/replace_counts.sql
 )
 SELECT CASE WHEN list_contains($by, 'agent') THEN agent END AS agent,
        task_type, from_hint, to_hint,
-       count(DISTINCT (session, seq))          AS replans,
-       count(*)                                AS added,
-       count(*) FILTER (WHERE completed)       AS completed,
-       count(*) FILTER (WHERE succeeded)       AS succeeded
-FROM rp_outcomes
+       CAST(sum(replans) AS BIGINT)   AS replans,
+       CAST(sum(added) AS BIGINT)     AS added,
+       CAST(sum(completed) AS BIGINT) AS completed,
+       CAST(sum(succeeded) AS BIGINT) AS succeeded
+FROM (
+    SELECT agent, task_type, from_hint, to_hint, replans, added, completed, succeeded FROM rp_counts
+    UNION ALL
+    SELECT agent, task_type, from_hint, to_hint, replans, added, completed, succeeded
+    FROM replace_days
+    WHERE
+-- @include include/rollup_served.sql
+)
 GROUP BY ALL
 ORDER BY ALL;

@@ -53,6 +53,15 @@ CREATE OR REPLACE TEMP TABLE facts_refresh_sessions AS
 WITH
 -- @include include/facts_rows.sql
 -- @include include/session_facts_of.sql
+-- The days whose day rollups the store builds again after the refresh
+-- (ingest/rollup_hints.sql): those of the rows replaced and of the new.
+CREATE TEMP TABLE IF NOT EXISTS rollup_touched (day DATE);
+INSERT INTO rollup_touched
+SELECT DISTINCT day FROM session_facts_stored
+WHERE started_at >= getvariable('facts_stored_from')
+  AND session IN (SELECT session FROM facts_refresh_scope)
+UNION
+SELECT DISTINCT day FROM facts_refresh_sessions;
 DELETE FROM session_facts_stored
 WHERE started_at >= getvariable('facts_stored_from')
   AND session IN (SELECT session FROM facts_refresh_scope);
