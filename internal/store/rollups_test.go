@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evosignal/evosignal/internal/events"
 	"github.com/evosignal/evosignal/internal/metrics"
 	"github.com/evosignal/evosignal/internal/taxonomy"
 	"github.com/evosignal/evosignal/internal/workshop/synth"
@@ -124,7 +125,7 @@ func TestRollupsEqualTheFacts(t *testing.T) {
 	items := derivationEvents(t) // samples of every agent, without task types among them
 	for day := 2; day <= 7; day++ {
 		var evs collect
-		g := synth.New(uint64(day), time.Date(2026, 11, day, 22, 50, 0, 0, time.UTC)) // sessions across midnight
+		g := synth.New(uint64(day), time.Date(2026, 11, day, 23, 56, 0, 0, time.UTC)) // some across midnight
 		for range 12 {
 			if _, err := g.Session(ctx, &evs); err != nil {
 				t.Fatal(err)
@@ -177,8 +178,26 @@ func TestRollupsEqualTheFacts(t *testing.T) {
 	if got := count(t, s, "SELECT count(*) FROM replace_days"); got == 0 {
 		t.Fatal("replace_days is empty: the replace evidence was never rolled up")
 	}
+	sameResults(t, "after the last refresh", rollupResults(t, s, tax), computed(t, s, tax))
+
+	// A session stored by the events after midnight, which its start then
+	// moves to the day before: both days are built again.
+	late := lateStart(t)
+	for i, items := range [][]Item{late[1:], late[:1]} {
+		if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: items}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RefreshFacts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wantDay := []string{"2026-11-09", "2026-11-08"}[i]
+		var day string
+		if err := s.DB().QueryRowContext(ctx, "SELECT CAST(day AS VARCHAR) FROM session_facts_stored WHERE session = 'late'").Scan(&day); err != nil || day != wantDay {
+			t.Fatalf("the late session's stored day = %q, %v; want %s", day, err, wantDay)
+		}
+		sameResults(t, "a session stored on "+wantDay, rollupResults(t, s, tax), computed(t, s, tax))
+	}
 	want := computed(t, s, tax)
-	sameResults(t, "after the last refresh", rollupResults(t, s, tax), want)
 
 	if err := s.Rebuild(ctx); err != nil {
 		t.Fatal(err)
@@ -210,4 +229,30 @@ func TestRollupsEqualTheFacts(t *testing.T) {
 		t.Fatalf("rollups and hint_days have %d rows under a store without a taxonomy, want none", got)
 	}
 	sameResults(t, "without a taxonomy", rollupResults(t, s, tax), rollupResults(t, s, tax))
+}
+
+// lateStart is a session that starts a second before midnight (its start
+// first) and whose other events come after it.
+func lateStart(tb testing.TB) []Item {
+	tb.Helper()
+	grep, one := "grep", int64(1)
+	d := func(day, h, m, sec int) time.Time { return time.Date(2026, 11, day, h, m, sec, 0, time.UTC) }
+	var items []Item
+	for i, e := range []struct {
+		typ  events.Type
+		at   time.Time
+		data any
+	}{
+		{events.SessionStarted, d(8, 23, 59, 59), events.SessionStartedData{Goal: "g", Agent: "coder", AgentVersion: "1.0.0", Model: "claude-sonnet-4", Tools: []string{"grep"}}},
+		{events.PlanCreated, d(9, 0, 0, 5), events.PlanCreatedData{Tasks: []events.Task{{ID: 1, Description: "fix the failing test", ToolHint: &grep}}, Origin: events.OriginModel}},
+		{events.ToolCalled, d(9, 0, 0, 9), events.ToolCalledData{TaskID: &one, Tool: "grep", Hint: &grep, DurationMS: 4}},
+		{events.SessionEnded, d(9, 0, 0, 20), events.SessionEndedData{Outcome: events.OutcomeFailure, ToolCalls: 1, FailedToolCalls: 1}},
+	} {
+		ev, err := events.New("coder/late/w1", "late", int64(i+1), e.typ, e.at, e.data)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		items = append(items, Item{Event: ev})
+	}
+	return items
 }
