@@ -8,8 +8,8 @@
 -- Parameters: $since, $until (TIMESTAMPTZ), $agent, $model, $task_type
 -- (VARCHAR; NULL = all).
 EXISTS (SELECT 1 FROM ru_ok WHERE ok)
-AND day >= coalesce(CAST(timezone('UTC', $since) + INTERVAL 1 DAY - INTERVAL 1 MICROSECOND AS DATE), DATE '-infinity')
-AND day <  coalesce(CAST(timezone('UTC', $until) AS DATE), DATE 'infinity')
+AND day >= coalesce(DATE '1970-01-01' + CAST(ceil(epoch_us(CAST($since AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE '-infinity')
+AND day <  coalesce(DATE '1970-01-01' + CAST(floor(epoch_us(CAST($until AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE 'infinity')
 AND day NOT IN (SELECT day FROM ru_pending WHERE day IS NOT NULL)
 AND ($agent IS NULL OR agent = $agent)
 AND ($model IS NULL OR model = $model)

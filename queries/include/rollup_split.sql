@@ -7,11 +7,14 @@
 -- the rollups; include/rollup_served.sql selects the rollup rows of the
 -- others. A day is read from the rollups when
 --   the rollups were built with this taxonomy ($tax_id, ru_ok),
---   it lies whole in [$since, $until) (UTC days; an open end is no
---   bound), and
---   none of its sessions is pending (ru_pending: a pending session's
---   stored facts, which the rollups hold, are not its facts now; its
---   facts now are of the day its computed facts say, or have no day).
+--   it lies whole in [$since, $until) (UTC days: from the first
+--   midnight at or after $since to the last at or before $until, by
+--   whole days of microseconds since the epoch, which DuckDB folds into
+--   constants where timezone() would not; an open end is no bound), and
+--   no pending session has its stored facts on it (ru_pending: those
+--   facts, which the rollups hold, are not the session's facts now).
+-- A pending session's facts now (ru_pending_facts) are computed whatever
+-- their day: the rollups hold none of them.
 -- Sessions with no day (a start outside years 0001-9999) are always
 -- computed. The parts of task_facts are disjoint (views/task_facts.sql
 -- splits the facts the same way between stored and pending sessions).
@@ -24,13 +27,10 @@ ru_pending_facts AS MATERIALIZED (
     SELECT * FROM task_facts_pending
 ),
 ru_pending AS (
-    SELECT day FROM session_facts_stored WHERE session IN (SELECT session FROM facts_pending)
-    UNION
-    SELECT day FROM ru_pending_facts
+    SELECT DISTINCT day FROM session_facts_stored WHERE session IN (SELECT session FROM facts_pending)
 ),
 task_facts AS (
-    -- The pending sessions' facts, whatever their day (it is in
-    -- ru_pending) ...
+    -- The pending sessions' facts, whatever their day ...
     SELECT * FROM ru_pending_facts
     UNION ALL BY NAME
     -- ... and the stored facts of the other sessions (as
@@ -44,14 +44,15 @@ task_facts AS (
     -- of the days inside) ...
     SELECT f.* FROM task_facts_stored f ANTI JOIN facts_pending p USING (session)
     WHERE (f.day IS NULL
-           OR f.day <  coalesce(CAST(timezone('UTC', $since) + INTERVAL 1 DAY - INTERVAL 1 MICROSECOND AS DATE), DATE '-infinity')
-           OR f.day >= coalesce(CAST(timezone('UTC', $until) AS DATE), DATE 'infinity'))
+           OR f.day <  coalesce(DATE '1970-01-01' + CAST(ceil(epoch_us(CAST($since AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE '-infinity')
+           OR f.day >= coalesce(DATE '1970-01-01' + CAST(floor(epoch_us(CAST($until AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE 'infinity'))
       AND EXISTS (SELECT 1 FROM ru_ok WHERE ok)
     UNION ALL BY NAME
-    -- ... and of the days inside that a pending session started on.
+    -- ... and of the days inside that hold a pending session's stored
+    -- facts.
     SELECT f.* FROM task_facts_stored f ANTI JOIN facts_pending p USING (session)
-    WHERE f.day >= coalesce(CAST(timezone('UTC', $since) + INTERVAL 1 DAY - INTERVAL 1 MICROSECOND AS DATE), DATE '-infinity')
-      AND f.day <  coalesce(CAST(timezone('UTC', $until) AS DATE), DATE 'infinity')
+    WHERE f.day >= coalesce(DATE '1970-01-01' + CAST(ceil(epoch_us(CAST($since AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE '-infinity')
+      AND f.day <  coalesce(DATE '1970-01-01' + CAST(floor(epoch_us(CAST($until AS TIMESTAMPTZ)) / 86400000000.0) AS INTEGER), DATE 'infinity')
       AND f.day IN (SELECT day FROM ru_pending)
       AND EXISTS (SELECT 1 FROM ru_ok WHERE ok)
 ),
