@@ -23,7 +23,7 @@ const pagesTimeout = 30 * time.Second
 // the server requires authentication, the pages are behind its users
 // (pagesAuth); /metrics and /healthz stay open, for scrapers and probes.
 func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler, error) {
-	q := &storeQuerier{p: p, timeout: pagesTimeout}
+	q := &storeQuerier{current: p.st.DB, timeout: pagesTimeout}
 	if p.cfg.Query != nil {
 		q.timeout = p.cfg.Query.Timeout
 	}
@@ -60,7 +60,7 @@ func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler,
 // store may open its file again after a fatal error: the new database is
 // locked down before its first query).
 type storeQuerier struct {
-	p       *Pipeline
+	current func() *sql.DB // the store's database now (store.Store.DB)
 	timeout time.Duration
 
 	mu     sync.Mutex
@@ -70,7 +70,7 @@ type storeQuerier struct {
 var _ sqlservice.Querier = (*storeQuerier)(nil)
 
 func (q *storeQuerier) db(ctx context.Context) (*sql.DB, error) {
-	db := q.p.st.DB()
+	db := q.current()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.locked != db {
