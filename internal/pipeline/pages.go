@@ -21,7 +21,7 @@ const pagesTimeout = 30 * time.Second
 // pages' security headers. The pages read the store's database through
 // the query service's guard (sqlservice.Local), locked down first. When
 // the server requires authentication, the pages are behind its users
-// (pagesAuth); /metrics and /healthz stay open, for scrapers and probes.
+// (bus.SignIn); /metrics and /healthz stay open, for scrapers and probes.
 func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler, error) {
 	q := &storeQuerier{current: p.st.DB, timeout: pagesTimeout}
 	if p.cfg.Query != nil {
@@ -49,7 +49,7 @@ func (p *Pipeline) withPages(ctx context.Context, h http.Handler) (http.Handler,
 	if p.nc.AuthRequired() {
 		pm := http.NewServeMux()
 		pages.Register(pm)
-		mux.Handle("/", (&pagesAuth{p: p}).wrap(pm))
+		mux.Handle("/", p.pagesSignIn().Wrap(pm))
 	} else {
 		pages.Register(mux)
 	}

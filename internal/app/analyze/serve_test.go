@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/evosignal/evosignal/internal/sqlservice"
+	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/web"
 	"github.com/evosignal/evosignal/internal/workshop/reporttest"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
@@ -95,4 +99,80 @@ func serveGet(t *testing.T, flags []string, paths ...string) []string {
 		t.Fatalf("analyze report -serve after its context ended: %v", err)
 	}
 	return bodies
+}
+
+// TestReportServeNATSSignIn: analyze report -serve -nats serves the live
+// pages through the query service, and when the NATS server requires
+// authentication they are behind its users: no credentials or a wrong
+// token get 401 (with the CSP), the server's token gets the pages, which
+// poll for updates.
+func TestReportServeNATSSignIn(t *testing.T) {
+	const token = "s3cret"
+	url := tokenServer(t, token)
+	st, err := store.Open(context.Background(), remoteDB(t, remoteFixtures(t)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	nc, err := nats.Connect(url, nats.Token(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"report", "-serve", "127.0.0.1:0", "-nats", url, "-token", token}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the address: %v (run: %v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	base, _, _ := strings.Cut(strings.TrimPrefix(line, "serving the pages at "), " ")
+	get := func(path, user, pass string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if pass != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		if res.Header.Get("Content-Security-Policy") != web.CSP {
+			t.Errorf("GET /%s: no CSP", path)
+		}
+		return res.StatusCode, string(body)
+	}
+	for _, c := range []struct{ user, pass string }{{"", ""}, {"", "wrong"}, {"someone", token}} {
+		if code, _ := get("", c.user, c.pass); code != http.StatusUnauthorized {
+			t.Errorf("GET / as %q/%q = %d, want 401", c.user, c.pass, code)
+		}
+	}
+	for _, p := range []string{"", "sessions", "analyze/hints?window=800d&until=2027-01-01"} {
+		code, body := get(p, "", token)
+		if code != http.StatusOK {
+			t.Errorf("GET /%s with the token = %d:\n%.2000s", p, code, body)
+		}
+		if p == "" && !strings.Contains(body, "data-live-version") {
+			t.Errorf("GET / through the query service does not poll for updates")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("analyze report -serve -nats after its context ended: %v", err)
+	}
 }
