@@ -48,27 +48,14 @@ func rollupResults(tb testing.TB, s *Store, tax *taxonomy.Taxonomy) []string {
 	var out []string
 	for _, name := range rollupQueries {
 		for i, f := range rollupFilters() {
-			rows, err := s.DB().QueryContext(context.Background(), queries.MustExpand(name), append(f.Args(), tax.Args()...)...)
+			res, err := metrics.DB{DB: s.DB()}.Query(context.Background(), queries.MustExpand(name), append(f.Args(), tax.Args()...)...)
 			if err != nil {
 				tb.Fatalf("%s, filter %d: %v", name, i, err)
 			}
-			cols, _ := rows.Columns()
 			var lines []string
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for k := range vals {
-					ptrs[k] = &vals[k]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					tb.Fatal(err)
-				}
-				lines = append(lines, fmt.Sprint(vals...))
+			for _, r := range res.Rows {
+				lines = append(lines, fmt.Sprint(r...))
 			}
-			if err := rows.Err(); err != nil {
-				tb.Fatal(err)
-			}
-			rows.Close()
 			out = append(out, fmt.Sprintf("%s filter %d: %d rows\n%s", name, i, len(lines), strings.Join(lines, "\n")))
 		}
 	}

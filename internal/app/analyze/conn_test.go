@@ -35,29 +35,38 @@ func tokenServer(tb testing.TB, token string) string {
 	return ns.ClientURL()
 }
 
+// tokenService starts a server that admits only token (tokenServer) and
+// the query service on it, over a database of the remote fixtures; it
+// returns the server's URL, the database's path, its store and the
+// service's connection, all closed when the test ends.
+func tokenService(tb testing.TB, token string) (url, path string, st *store.Store, nc *nats.Conn) {
+	tb.Helper()
+	url = tokenServer(tb, token)
+	path = remoteDB(tb, remoteFixtures(tb)...)
+	st, err := store.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	if nc, err = nats.Connect(url, nats.Token(token)); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { svc.Close() })
+	return url, path, st, nc
+}
+
 // Every analyze command that talks to NATS takes the connection flags that
 // ingest, bridge and agentsim take (cli.ConnFlags): here -token against a
 // server that requires one, for the query service (-nats) and for rules
 // -publish.
 func TestNATSConnectionFlags(t *testing.T) {
 	const token = "s3cret"
-	url := tokenServer(t, token)
-	path := remoteDB(t, remoteFixtures(t)...)
-	st, err := store.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	nc, err := nats.Connect(url, nats.Token(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
+	url, path, st, nc := tokenService(t, token)
 
 	analyze := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer

@@ -10,10 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/evosignal/evosignal/internal/sqlservice"
-	"github.com/evosignal/evosignal/internal/store"
 	"github.com/evosignal/evosignal/internal/web"
 	"github.com/evosignal/evosignal/internal/workshop/reporttest"
 	"github.com/evosignal/evosignal/internal/workshop/testdb"
@@ -62,22 +58,7 @@ func serveGet(t *testing.T, flags []string, paths ...string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, append([]string{"report", "-serve", "127.0.0.1:0"}, flags...), pw, io.Discard)
-		pw.Close()
-		done <- err
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read the address: %v (run: %v)", err, <-done)
-	}
-	go io.Copy(io.Discard, pr)
-	base, _, ok := strings.Cut(strings.TrimPrefix(line, "serving the pages at "), " ")
-	if !ok || !strings.HasPrefix(base, "http://127.0.0.1:") {
-		t.Fatalf("stdout = %q, want the address it serves at", line)
-	}
+	base, done := startServe(t, ctx, flags...)
 	var bodies []string
 	for _, path := range paths {
 		res, err := http.Get(base + path)
@@ -108,38 +89,10 @@ func serveGet(t *testing.T, flags []string, paths ...string) []string {
 // poll for updates.
 func TestReportServeNATSSignIn(t *testing.T) {
 	const token = "s3cret"
-	url := tokenServer(t, token)
-	st, err := store.Open(context.Background(), remoteDB(t, remoteFixtures(t)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	nc, err := nats.Connect(url, nats.Token(token))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	svc, err := sqlservice.Start(context.Background(), nc, st.DB(), sqlservice.DefaultConfig(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-
+	url, _, _, _ := tokenService(t, token)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(ctx, []string{"report", "-serve", "127.0.0.1:0", "-nats", url, "-token", token}, pw, io.Discard)
-		pw.Close()
-		done <- err
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("read the address: %v (run: %v)", err, <-done)
-	}
-	go io.Copy(io.Discard, pr)
-	base, _, _ := strings.Cut(strings.TrimPrefix(line, "serving the pages at "), " ")
+	base, done := startServe(t, ctx, "-nats", url, "-token", token)
 	get := func(path, user, pass string) (int, string) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
@@ -175,4 +128,27 @@ func TestReportServeNATSSignIn(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("analyze report -serve -nats after its context ended: %v", err)
 	}
+}
+
+// startServe runs analyze report -serve 127.0.0.1:0 with flags until ctx
+// ends, and returns the address it serves at (http://…/) and its result.
+func startServe(t *testing.T, ctx context.Context, flags ...string) (string, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, append([]string{"report", "-serve", "127.0.0.1:0"}, flags...), pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the address: %v (run: %v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	base, _, ok := strings.Cut(strings.TrimPrefix(line, "serving the pages at "), " ")
+	if !ok || !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Fatalf("stdout = %q, want the address it serves at", line)
+	}
+	return base, done
 }
