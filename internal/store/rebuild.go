@@ -62,7 +62,8 @@ func (s *Store) Rebuild(ctx context.Context) error {
 // refilled, so the row counts facts_generations kept say nothing of where
 // a session's rows are now: it starts over, as if no refresh had run.
 func (s *Store) rebuildFacts(ctx context.Context, c *sql.Conn, pr *progress) error {
-	for _, t := range []string{"session_facts_stored", "task_facts_stored", "facts_sessions", "facts_generations"} {
+	// The day rollups go too: the refresh below builds them whole.
+	for _, t := range []string{"session_facts_stored", "task_facts_stored", "facts_sessions", "facts_generations", "rollups", "hint_days", "replace_days"} {
 		if _, err := c.ExecContext(ctx, "DELETE FROM "+t); err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 var rollupDimensions = []string{"agent", "agent_version", "model", "task_type", "day", "week", "ruleset"}
 
 // rollupChunk is how many days one statement of a rollup build reads.
-var rollupChunk = 7 // a variable for tests
+const rollupChunk = 7
 
 // rollups brings the day rollups (queries/migrations/0012_rollups.sql) in
 // line with the stored facts, inside the caller's transaction on c, after
