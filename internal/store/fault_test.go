@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/evosignal/evosignal/internal/events"
 )
 
 // dbError runs q on db and returns DuckDB's error for it.
@@ -73,6 +76,47 @@ func TestFaultOf(t *testing.T) {
 				t.Fatalf("FaultOf(%v) = %v, want %v", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// A database a failed checkpoint invalidated between two batches is seen
+// first by the next batch's reads (here the lookup of its model calls'
+// session ends), not its commit: that write fails, and the next one opens
+// the file again and stores the batch. (CI once saw an ingester that never
+// reopened: only a failed commit or checkpoint wait marked the store
+// broken.)
+func TestInvalidatedBetweenBatchesReopens(t *testing.T) {
+	ctx := t.Context()
+	s := openTemp(t)
+	if _, err := s.Write(ctx, Batch{Origin: FromFile, Items: []Item{{Event: newEvent(t, "coder/h/w1", "s1", 1)}}}); err != nil {
+		t.Fatal(err)
+	}
+	// DuckDB's own fault injection: the checkpoint fails before it writes
+	// the header, which invalidates the database.
+	if _, err := s.DB().Exec(`SET GLOBAL debug_checkpoint_abort = 'before_header'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`CHECKPOINT`); err == nil {
+		t.Fatal("the aborted checkpoint succeeded: the database is not invalidated")
+	}
+	call, err := events.New("coder/h/w1", "s1", 2, events.ModelCalled, time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC),
+		events.ModelCalledData{Model: "m", DurationMS: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := Batch{Origin: FromFile, Items: []Item{{Event: call}}}
+	if _, err := s.Write(ctx, batch); err == nil || !invalidated(err) {
+		t.Fatalf("Write on the invalidated database = %v, want its error", err)
+	}
+	res, err := s.Write(ctx, batch)
+	if err != nil {
+		t.Fatalf("the write after: %v (the store did not open its file again)", err)
+	}
+	if res.Accepted != 1 || s.Reopens() != 1 {
+		t.Fatalf("the write after = %+v with %d reopens, want 1 accepted after 1 reopen", res, s.Reopens())
+	}
+	if n := count(t, s, `SELECT count(*) FROM events`); n != 2 {
+		t.Fatalf("%d events after the reopen, want 2", n)
 	}
 }
 

@@ -102,10 +102,15 @@ func (s *Store) Write(ctx context.Context, b Batch) (Result, error) {
 	}
 	t0 := s.stepStart()
 	fates, err := s.dedupe(ctx, b.Items)
-	if err != nil {
-		return Result{}, err
+	if err == nil {
+		err = s.afterEnd(ctx, fates)
 	}
-	if err := s.afterEnd(ctx, fates); err != nil {
+	if err != nil {
+		// Their reads are the batch's first queries: they are the first
+		// to see a database a failed checkpoint invalidated in between.
+		if invalidated(err) {
+			s.broken = fmt.Errorf("database invalidated: %w", err)
+		}
 		return Result{}, err
 	}
 	s.step("dedupe", t0)
