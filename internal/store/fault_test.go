@@ -82,9 +82,9 @@ func TestFaultOf(t *testing.T) {
 // A database a failed checkpoint invalidated between two batches is seen
 // first by the next batch's reads (here the lookup of its model calls'
 // session ends), not its commit: that write fails, and the next one opens
-// the file again and stores the batch. (CI once saw an ingester that never
-// reopened: only a failed commit or checkpoint wait marked the store
-// broken.)
+// the file again and stores the batch. (A full test run once saw an
+// ingester that never reopened: only a failed commit or checkpoint wait
+// marked the store broken.)
 func TestInvalidatedBetweenBatchesReopens(t *testing.T) {
 	ctx := t.Context()
 	s := openTemp(t)
